@@ -1,0 +1,330 @@
+"""Reference ("oracle") dynamics from Pinocchio, plus self-tests of the oracle itself.
+
+Pinocchio is a test-only dependency.  Everything here is expressed in a caller-chosen joint
+order (normally ``Dynamics.joint_names``) by mapping Pinocchio's depth-first joints by name.
+Pinocchio stores a continuous joint as (cos q, sin q) in its configuration vector; the oracle
+converts.  The self-tests at the bottom check the oracle against mathematics only (finite
+differences of Pinocchio's own mass matrix), so that a later disagreement between the library
+and the oracle cannot come from the oracle's glue code.
+
+Other test modules import the helpers from here (``from test_dynamics_oracle import ...``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pin = pytest.importorskip("pinocchio", reason="Pinocchio (pin) is the reference implementation")
+
+from random_trees import TOPOLOGIES, random_tree  # noqa: E402
+
+GRAVITY = (0.0, 0.0, -9.81)
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def rel_err(a, b) -> float:
+    """Norm-relative error ||a - b|| / max(1, ||b||) (Frobenius / 2-norm, any shape)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    assert a.shape == b.shape, f"shape mismatch {a.shape} vs {b.shape}"
+    return float(np.linalg.norm(a - b) / max(1.0, np.linalg.norm(b)))
+
+
+def assert_close(actual, expected, tol: float, what: str) -> None:
+    """Assert ``||actual - expected|| <= tol * max(1, ||expected||)`` with a useful message."""
+    actual = np.asarray(actual, dtype=float)
+    expected = np.asarray(expected, dtype=float)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    assert np.all(np.isfinite(actual)), f"{what}: non-finite values in result"
+    err = rel_err(actual, expected)
+    if not err <= tol:
+        diff = np.abs(actual - expected)
+        idx = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+        raise AssertionError(
+            f"{what}: relative error {err:.3e} > {tol:.1e} "
+            f"(||expected|| = {np.linalg.norm(expected):.3e}, worst entry {idx}: "
+            f"got {actual[idx]!r}, expected {expected[idx]!r})"
+        )
+
+
+# ----------------------------------------------------------------------------- robots
+
+
+def erd_robots_dir() -> Path:
+    """The ``robots`` directory of the installed example-robot-data distribution.
+
+    example-robot-data 6 ships data only (cmeel prefix ``share/example-robot-data/robots``); older
+    versions also ship a Python module.  Both layouts are handled; failure is an error, not a skip.
+    """
+    env = os.environ.get("EXAMPLE_ROBOT_DATA_MODEL_DIR")
+    if env and Path(env).is_dir():
+        return Path(env)
+    try:
+        import example_robot_data as erd  # type: ignore[import-not-found]
+
+        path = Path(erd.getModelPath("ur_description/urdf/ur5_robot.urdf"))
+        if (path / "ur_description").is_dir():
+            return path
+        if (path / "robots" / "ur_description").is_dir():
+            return path / "robots"
+    except Exception:  # noqa: BLE001 - fall back to the distribution's file list
+        pass
+    dist = metadata.distribution("example-robot-data")
+    for f in dist.files or ():
+        parts = Path(str(f)).parts
+        if parts[-1] == "ur5_robot.urdf" and "robots" in parts:
+            full = Path(dist.locate_file(f)).resolve()
+            return full.parents[2]
+    raise RuntimeError("example-robot-data is installed but its robots directory was not found")
+
+
+# name -> path relative to the robots directory.  All of these are fixed-base as published (the
+# G1 floating joint is commented out in the file), and use only revolute / continuous / prismatic
+# / fixed joints, so every one is tested numerically (none is skipped or expected to fail).
+ERD_ROBOTS = {
+    "double_pendulum": "double_pendulum_description/urdf/double_pendulum.urdf",
+    "double_pendulum_continuous": "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+    "xarm7": "xarm_description/urdf/xarm7.urdf",
+    "kinova": "kinova_description/robots/kinova.urdf",
+    "baxter": "baxter_description/urdf/baxter.urdf",
+    "tiago": "tiago_description/robots/tiago.urdf",
+    "solo12": "solo_description/robots/solo12.urdf",
+    "anymal_b": "anymal_b_simple_description/robots/anymal.urdf",
+    "anymal_c": "anymal_c_simple_description/urdf/anymal.urdf",
+    "hyq": "hyq_description/robots/hyq_no_sensors.urdf",
+    "go2": "go2_description/urdf/go2.urdf",
+    "talos": "talos_data/robots/talos_reduced.urdf",
+    "talos_full": "talos_data/robots/talos_full_v2.urdf",
+    "romeo": "romeo_description/urdf/romeo.urdf",
+    "g1": "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+}
+
+
+def erd_urdf(name: str) -> Path:
+    path = erd_robots_dir() / ERD_ROBOTS[name]
+    assert path.is_file(), f"example-robot-data file missing: {path}"
+    return path
+
+
+def small_random_trees() -> dict[str, str]:
+    """A handful of small mixed random trees (all topologies) used by several modules."""
+    out = {}
+    for k, topo in enumerate(TOPOLOGIES):
+        out[f"{topo}_7"] = random_tree(topo, 7, seed=100 + k)
+    out["biped_arms_9"] = random_tree("biped", 9, seed=7, arms=True)
+    return out
+
+
+# ----------------------------------------------------------------------------- oracle
+
+
+class PinOracle:
+    """Pinocchio reference dynamics in a given joint order (by name)."""
+
+    def __init__(self, urdf: str | os.PathLike, order=None, gravity=GRAVITY):
+        text = Path(urdf).read_text() if _is_path(urdf) else str(urdf)
+        self.model = pin.buildModelFromXML(text)  # fixed base, mimic joints independent
+        self.model.gravity.linear = np.asarray(gravity, dtype=float)
+        self.data = self.model.createData()
+        m = self.model
+        names, idx_q, idx_v, nq = [], [], [], []
+        for jid in range(1, m.njoints):
+            joint = m.joints[jid]
+            if joint.nv != 1:
+                raise ValueError(f"oracle: joint {m.names[jid]} has nv={joint.nv}")
+            names.append(m.names[jid])
+            idx_q.append(m.idx_qs[jid])
+            idx_v.append(m.idx_vs[jid])
+            nq.append(joint.nq)
+        self.pin_names = tuple(names)
+        order = self.pin_names if order is None else tuple(order)
+        if sorted(order) != sorted(self.pin_names):
+            raise AssertionError(
+                f"joint sets differ: library {sorted(order)} vs Pinocchio {sorted(self.pin_names)}"
+            )
+        self.names = order
+        self.n = len(order)
+        where = {nm: k for k, nm in enumerate(names)}
+        self._v = np.array([idx_v[where[nm]] for nm in order], dtype=int)
+        self._q = np.array([idx_q[where[nm]] for nm in order], dtype=int)
+        self._nq = np.array([nq[where[nm]] for nm in order], dtype=int)
+        assert sorted(self._v.tolist()) == list(range(m.nv))
+
+    # --- conversions
+    def q_pin(self, q) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        out = np.zeros(self.model.nq)
+        for k in range(self.n):
+            if self._nq[k] == 1:
+                out[self._q[k]] = q[k]
+            else:  # continuous: (cos, sin)
+                out[self._q[k]] = math.cos(q[k])
+                out[self._q[k] + 1] = math.sin(q[k])
+        return out
+
+    def v_pin(self, v) -> np.ndarray:
+        out = np.zeros(self.model.nv)
+        out[self._v] = np.asarray(v, dtype=float)
+        return out
+
+    def vec(self, x_pin) -> np.ndarray:
+        return np.array(x_pin)[self._v]
+
+    def mat(self, a_pin) -> np.ndarray:
+        return np.array(a_pin)[np.ix_(self._v, self._v)]
+
+    # --- quantities in library order
+    def M(self, q) -> np.ndarray:
+        pin.crba(self.model, self.data, self.q_pin(q))
+        mp = np.array(self.data.M)
+        mp = np.triu(mp) + np.triu(mp, 1).T  # crba may fill the upper triangle only
+        return self.mat(mp)
+
+    def C(self, q, qd) -> np.ndarray:
+        c = pin.computeCoriolisMatrix(self.model, self.data, self.q_pin(q), self.v_pin(qd))
+        return self.mat(c)
+
+    def Mdot(self, q, qd) -> np.ndarray:
+        c = self.C(q, qd)
+        return c + c.T
+
+    def g(self, q) -> np.ndarray:
+        return self.vec(pin.computeGeneralizedGravity(self.model, self.data, self.q_pin(q)))
+
+    def rnea(self, q, qd, qdd) -> np.ndarray:
+        tau = pin.rnea(self.model, self.data, self.q_pin(q), self.v_pin(qd), self.v_pin(qdd))
+        return self.vec(tau)
+
+    def nle_no_gravity(self, q, qd) -> np.ndarray:
+        """C(q, qd) qd from RNEA with zero acceleration minus gravity."""
+        return self.rnea(q, qd, np.zeros(self.n)) - self.g(q)
+
+    # --- finite differences (of Pinocchio's own M)
+    def dM_fd(self, q, h: float = 1e-5) -> np.ndarray:
+        """dM[i, j, k] = dM_ij / dq_k by central differences."""
+        q = np.asarray(q, dtype=float)
+        out = np.empty((self.n, self.n, self.n))
+        for k in range(self.n):
+            e = np.zeros(self.n)
+            e[k] = h
+            out[:, :, k] = (self.M(q + e) - self.M(q - e)) / (2 * h)
+        return out
+
+    def christoffel_fd(self, q, h: float = 1e-5) -> np.ndarray:
+        """Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) from finite differences."""
+        d = self.dM_fd(q, h)
+        return 0.5 * (d + np.einsum("ikj->ijk", d) - np.einsum("jki->ijk", d))
+
+    def Mdot_fd(self, q, qd, h: float = 1e-6) -> np.ndarray:
+        """(M(q + h qd) - M(q - h qd)) / 2h."""
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        return (self.M(q + h * qd) - self.M(q - h * qd)) / (2 * h)
+
+
+def _is_path(urdf) -> bool:
+    if isinstance(urdf, os.PathLike):
+        return True
+    s = str(urdf)
+    return "<" not in s and len(s) < 4096 and Path(s).is_file()
+
+
+def random_state(n: int, rng: np.random.Generator, scale: float = 1.0):
+    """Random (q, qd, qdd): q in [-pi, pi], velocities and accelerations O(1..3)."""
+    q = rng.uniform(-math.pi, math.pi, size=n)
+    qd = scale * rng.normal(0.0, 2.0, size=n)
+    qdd = scale * rng.normal(0.0, 3.0, size=n)
+    return q, qd, qdd
+
+
+@lru_cache(maxsize=None)
+def oracle_for_erd(name: str) -> PinOracle:
+    return PinOracle(erd_urdf(name))
+
+
+# ----------------------------------------------------------------------------- oracle self-tests
+# These check the reference implementation and glue above against mathematics (no library code).
+
+
+def _christoffel_explicit(d: np.ndarray) -> np.ndarray:
+    n = d.shape[0]
+    g = np.empty_like(d)
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                g[i, j, k] = 0.5 * (d[i, j, k] + d[i, k, j] - d[j, k, i])
+    return g
+
+
+def test_oracle_christoffel_index_algebra():
+    rng = np.random.default_rng(0)
+    d = rng.normal(size=(4, 4, 4))
+    d = d + d.transpose(1, 0, 2)  # dM_ij/dq_k is symmetric in i, j
+    oracle = PinOracle(random_tree("serial", 4, seed=1))
+    oracle.dM_fd = lambda q, h=1e-5: d  # type: ignore[method-assign]
+    np.testing.assert_allclose(oracle.christoffel_fd(None), _christoffel_explicit(d), atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["double_pendulum_continuous", "kinova", "panda"])
+def test_oracle_pinocchio_C_is_christoffel_consistent_on_robots(name):
+    oracle = oracle_for_erd(name)
+    rng = np.random.default_rng(1)
+    q, qd, _ = random_state(oracle.n, rng)
+    gam = oracle.christoffel_fd(q)
+    assert_close(oracle.C(q, qd), np.einsum("ijk,k->ij", gam, qd), 1e-6, f"{name} C vs FD Gamma")
+    assert_close(oracle.Mdot(q, qd), oracle.Mdot_fd(q, qd), 1e-6, f"{name} C+C^T vs FD Mdot")
+
+
+@pytest.mark.parametrize("urdf_name", sorted(small_random_trees()))
+def test_oracle_pinocchio_consistency_on_random_trees(urdf_name):
+    urdf = small_random_trees()[urdf_name]
+    rng = np.random.default_rng(2)
+    # A random permutation of joint order exercises the name mapping.
+    base = PinOracle(urdf)
+    order = tuple(base.pin_names[k] for k in rng.permutation(base.n))
+    oracle = PinOracle(urdf, order=order)
+    q, qd, qdd = random_state(oracle.n, rng)
+    M = oracle.M(q)
+    assert np.allclose(M, M.T)
+    assert np.all(np.linalg.eigvalsh(M) > 0), "generated tree has a singular mass matrix"
+    # Permutation glue: the permuted oracle is the permuted base oracle.
+    perm = [base.pin_names.index(nm) for nm in order]
+    q_base = np.empty(base.n)
+    q_base[perm] = q
+    assert_close(M, base.M(q_base)[np.ix_(perm, perm)], 1e-14, "permuted M")
+    gam = oracle.christoffel_fd(q)
+    C = oracle.C(q, qd)
+    assert_close(C, np.einsum("ijk,k->ij", gam, qd), 1e-6, "Pinocchio C vs FD Gamma")
+    assert_close(C @ qd, oracle.nle_no_gravity(q, qd), 1e-10, "C qd vs RNEA")
+    assert_close(
+        oracle.rnea(q, qd, qdd), M @ qdd + C @ qd + oracle.g(q), 1e-10, "RNEA = M qdd + C qd + g"
+    )
+    assert_close(oracle.Mdot(q, qd), oracle.Mdot_fd(q, qd), 1e-6, "C + C^T vs FD Mdot")
+
+
+def test_oracle_continuous_joint_conversion():
+    # The same pendulum as revolute and as continuous joints gives the same dynamics at any angle.
+    rev = PinOracle(erd_urdf("double_pendulum"))
+    cont = PinOracle(erd_urdf("double_pendulum_continuous"), order=rev.names)
+    q = np.array([2.5, -1.7])
+    qd = np.array([0.3, -1.1])
+    assert_close(cont.M(q), rev.M(q), 1e-14, "M")
+    assert_close(cont.C(q, qd), rev.C(q, qd), 1e-14, "C")
+    assert_close(cont.g(q), rev.g(q), 1e-14, "g")
+    assert np.linalg.norm(rev.g(q)) > 0.1
+
+
+def test_oracle_erd_robots_all_present():
+    for name in ERD_ROBOTS:
+        oracle = oracle_for_erd(name)
+        assert oracle.n >= 2, name
