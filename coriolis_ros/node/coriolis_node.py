@@ -1,0 +1,607 @@
+"""ROS 2 node `coriolis`: publishes C(q, q̇), M, Ṁ, g, C q̇, Cᵀ q̇, p from joint states.
+
+A thin adapter: all dynamics come from `coriolis_ros.dynamics.Dynamics`. Threads:
+
+* executor threads (MultiThreadedExecutor) run the subscriptions, services and timers; the
+  joint_states callback only merges the message into the buffer and wakes the compute worker;
+* one compute worker takes the newest merged state, runs the kernels into preallocated
+  buffers that *are* the message fields, and publishes (a backlog is never worked through:
+  messages merged while it was busy are counted as skipped);
+* one model builder parses a new robot_description and warms the kernels up, then swaps the
+  model in atomically; ticks keep running on the old model meanwhile.
+
+Run: `ros2 run coriolis_ros coriolis_node` or `python -m coriolis_ros.node`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import threading
+import time
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterDescriptor,
+    SetParametersResult,
+)
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.logging import get_logger
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from coriolis_ros.msg import CoriolisState
+from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
+
+from . import diagnostics
+from .conversions import empty_field, float64_field, to_field
+from .joint_state_buffer import (
+    ACCEPTED,
+    IGNORED,
+    REJECTED,
+    JointStateBuffer,
+    name_list,
+    resolve_request,
+)
+from .params import OUTPUT_FIELDS, PARAMETERS, validate
+from .stats import Counters, Throttle, WindowStats, suppressed_note
+
+NODE_NAME = 'coriolis'
+_LEVELS = {diagnostics.OK: DiagnosticStatus.OK, diagnostics.WARN: DiagnosticStatus.WARN,
+           diagnostics.ERROR: DiagnosticStatus.ERROR, diagnostics.STALE: DiagnosticStatus.STALE}
+
+
+class _Model:
+    """One robot model with everything a tick needs, swapped in as a whole.
+
+    The result buffers are numpy views of the array.array objects stored in `msg`, so the
+    kernels write straight into the message that is published.
+    """
+
+    def __init__(self, dyn, service_dyn, urdf: str):
+        self.dyn = dyn
+        self.service_dyn = service_dyn  # separate instance: services never touch dyn
+        self.service_lock = threading.Lock()
+        self.urdf = urdf
+        self.name = dyn.name
+        self.joint_names = tuple(dyn.joint_names)
+        self.n = n = dyn.nv
+        self.tree_depth = dyn.tree_depth
+        self.buffer = JointStateBuffer(self.joint_names)
+        self.storage = {}
+        self.view = {}
+        for field_name, shape in (('position', (n,)), ('velocity', (n,)),
+                                  ('coriolis_matrix', (n, n)), ('mass_matrix', (n, n)),
+                                  ('mass_matrix_derivative', (n, n)),
+                                  ('coriolis_force', (n,)), ('coriolis_transpose_force', (n,)),
+                                  ('gravity_force', (n,)), ('momentum', (n,))):
+            self.storage[field_name], self.view[field_name] = float64_field(*shape)
+        v = self.view
+        self.q, self.qd = v['position'], v['velocity']
+        self.matrices = (v['mass_matrix'], v['mass_matrix_derivative'], v['coriolis_matrix'])
+        self.vectors = (v['coriolis_force'], v['coriolis_transpose_force'], v['momentum'])
+        self.g = v['gravity_force']
+        self.scratch = np.zeros((n, n))
+        self.msg = CoriolisState()
+        self.msg.joint_names = list(self.joint_names)
+        self.msg.position = self.storage['position']
+        self.msg.velocity = self.storage['velocity']
+        self.flags_version = -1
+        self.need_matrices = self.need_vectors = self.need_gravity = True
+
+    def apply_flags(self, flags: dict, version: int, frame_id: str) -> None:
+        for field_name, param, _ in OUTPUT_FIELDS:
+            setattr(self.msg, field_name,
+                    self.storage[field_name] if flags[param] else empty_field())
+        self.need_matrices = any(flags[p] for p in ('publish_coriolis_matrix',
+                                                    'publish_mass_matrix',
+                                                    'publish_mass_matrix_derivative'))
+        self.need_vectors = any(flags[p] for p in ('publish_coriolis_force',
+                                                   'publish_coriolis_transpose_force',
+                                                   'publish_momentum'))
+        self.need_gravity = flags['publish_gravity']
+        self.msg.header.frame_id = frame_id
+        self.flags_version = version
+
+
+def _descriptor(spec) -> ParameterDescriptor:
+    text = spec.description
+    if spec.constraints:
+        text += f' ({spec.constraints})'
+    d = ParameterDescriptor(description=text, read_only=spec.read_only)
+    if spec.constraints:
+        d.additional_constraints = spec.constraints
+    if spec.minimum is not None:
+        if isinstance(spec.default, float):
+            d.floating_point_range = [FloatingPointRange(
+                from_value=float(spec.minimum), to_value=float(spec.maximum), step=0.0)]
+        else:
+            d.integer_range = [IntegerRange(
+                from_value=int(spec.minimum), to_value=int(spec.maximum), step=1)]
+    return d
+
+
+class CoriolisNode(Node):
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        for spec in PARAMETERS:
+            self.declare_parameter(spec.name, spec.default, _descriptor(spec))
+        self._p = {spec.name: self.get_parameter(spec.name).value for spec in PARAMETERS}
+        for name, value in self._p.items():
+            reason = validate(name, value)
+            if reason is not None:
+                raise ValueError(f'invalid parameter: {reason}')
+        self._gravity = tuple(float(v) for v in self._p['gravity'])
+
+        self._lock = threading.Lock()  # model pointer, buffer, counters, statistics
+        self._model: _Model | None = None
+        self._counters = Counters()
+        now = time.monotonic()
+        self._input_window = WindowStats(now)
+        self._output_window = WindowStats(now)  # value: compute time of the tick
+        self._tick_window = WindowStats(now)  # value: whole tick (take .. published)
+        self._latency_window = WindowStats(now)  # value: message received .. published
+        self._throttle = Throttle(self._p['warning_period'])
+        self._last_rejection = ''
+        self._model_error = ''
+        self._residual = math.nan
+        self._residual_scale = 1.0
+        self._residual_due = True
+        self._flags_version = 0
+        self._stop = threading.Event()
+
+        # Compute worker.
+        self._wake = threading.Event()
+        self._worker = threading.Thread(target=self._work, name='coriolis-compute', daemon=True)
+        # Model builder (latest request wins).
+        self._build_cond = threading.Condition()
+        self._build_request: tuple[str, str] | None = None
+        self._building = False
+        self._builder = threading.Thread(target=self._build_loop, name='coriolis-model',
+                                         daemon=True)
+
+        self._state_group = MutuallyExclusiveCallbackGroup()
+        self._description_group = MutuallyExclusiveCallbackGroup()
+        self._service_group = ReentrantCallbackGroup()
+        self._timer_group = MutuallyExclusiveCallbackGroup()
+        self._diag_group = MutuallyExclusiveCallbackGroup()
+
+        self._pub = self.create_publisher(
+            CoriolisState, 'coriolis_state',
+            QoSProfile(depth=self._p['output_queue_depth'], reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST))
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        # Best effort is matched by reliable and best-effort publishers alike.
+        self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state,
+            QoSProfile(depth=self._p['input_queue_depth'],
+                       reliability=ReliabilityPolicy.BEST_EFFORT,
+                       durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST),
+            callback_group=self._state_group)
+        self.create_subscription(
+            String, 'robot_description', self._on_description,
+            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                       history=HistoryPolicy.KEEP_LAST),
+            callback_group=self._description_group)
+        self.create_service(GetChristoffelSymbols, 'get_christoffel_symbols',
+                            self._srv_christoffel, callback_group=self._service_group)
+        self.create_service(ComputeDynamics, 'compute_dynamics', self._srv_dynamics,
+                            callback_group=self._service_group)
+        self._tick_timer = None
+        self._diag_timer = None
+        self._make_tick_timer()
+        self._make_diag_timer()
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+        self._worker.start()
+        self._builder.start()
+        if self._p['robot_description']:
+            self._request_model(self._p['robot_description'], 'parameter robot_description')
+        else:
+            self.get_logger().info('waiting for a URDF on topic '
+                                   f'{self.resolve_topic_name("robot_description")}')
+
+    # ------------------------------------------------------------------ parameters
+
+    def _validate_parameters(self, parameters) -> SetParametersResult:
+        for p in parameters:
+            reason = validate(p.name, p.value)
+            if reason is not None:
+                return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, parameters) -> None:
+        changed = set()
+        for p in parameters:
+            if p.name in self._p:
+                self._p[p.name] = p.value
+                changed.add(p.name)
+        if changed & {param for _, param, _ in OUTPUT_FIELDS} or 'frame_id' in changed:
+            with self._lock:
+                self._flags_version += 1
+        if 'update_rate' in changed:
+            self._make_tick_timer()
+        if 'diagnostics_period' in changed:
+            self._make_diag_timer()
+        if 'warning_period' in changed:
+            self._throttle.period = self._p['warning_period']
+        if 'robot_description' in changed and self._p['robot_description']:
+            self._request_model(self._p['robot_description'], 'parameter robot_description')
+
+    def _make_tick_timer(self) -> None:
+        if self._tick_timer is not None:
+            self.destroy_timer(self._tick_timer)
+            self._tick_timer = None
+        rate = float(self._p['update_rate'])
+        if rate > 0.0:
+            self._tick_timer = self.create_timer(1.0 / rate, self._wake.set,
+                                                 callback_group=self._timer_group)
+
+    def _make_diag_timer(self) -> None:
+        if self._diag_timer is not None:
+            self.destroy_timer(self._diag_timer)
+        self._diag_timer = self.create_timer(float(self._p['diagnostics_period']),
+                                             self._publish_diagnostics,
+                                             callback_group=self._diag_group)
+
+    # ------------------------------------------------------------------ logging helpers
+
+    def _warn(self, key, text: str, now: float | None = None, error: bool = False) -> None:
+        allowed = self._throttle.allow(key, time.monotonic() if now is None else now)
+        if allowed:
+            log = self.get_logger().error if error else self.get_logger().warning
+            log(text + suppressed_note(allowed))
+
+    # ------------------------------------------------------------------ robot model
+
+    def _on_description(self, msg: String) -> None:
+        self._request_model(msg.data, f'topic {self.resolve_topic_name("robot_description")}')
+
+    def _request_model(self, urdf: str, source: str) -> None:
+        if not urdf.strip():
+            self.get_logger().warning(f'ignoring empty robot_description from {source}')
+            return
+        with self._build_cond:
+            self._build_request = (urdf, source)
+            self._building = True
+            self._build_cond.notify()
+
+    def _build_loop(self) -> None:
+        while not self._stop.is_set():
+            with self._build_cond:
+                while self._build_request is None and not self._stop.is_set():
+                    self._build_cond.wait(0.5)
+                if self._stop.is_set():
+                    return
+                urdf, source = self._build_request
+                self._build_request = None
+            try:
+                self._build(urdf, source)
+            except Exception as exc:  # noqa: BLE001 -- the builder never dies; old model kept
+                self._report_bad_description(source, f'{type(exc).__name__}: {exc}')
+            with self._build_cond:
+                self._building = self._build_request is not None
+
+    def _report_bad_description(self, source: str, reason: str) -> None:
+        with self._lock:
+            self._model_error = reason
+            kept = self._model
+        what = f'keeping model {kept.name}' if kept else 'still no robot model'
+        self.get_logger().error(f'robot_description from {source} rejected ({what}): {reason}')
+
+    def _build(self, urdf: str, source: str) -> None:
+        from coriolis_ros.dynamics import Dynamics, URDFError
+
+        current = self._model
+        if current is not None and current.urdf == urdf:
+            self.get_logger().info(f'robot_description from {source} unchanged, model kept')
+            return
+        try:
+            dyn = Dynamics.from_urdf(urdf, gravity=self._gravity)
+            service_dyn = Dynamics.from_urdf(urdf, gravity=self._gravity)
+        except URDFError as exc:
+            self._report_bad_description(source, str(exc))
+            return
+        if self._stop.is_set():
+            return
+        start = time.perf_counter()
+        dyn.warmup()
+        service_dyn.warmup()
+        model = _Model(dyn, service_dyn, urdf)
+        # One real tick on the new buffers, off the tick path.
+        model.dyn.coriolis(model.q, model.qd, out=model.matrices)
+        model.dyn.coriolis_vectors(model.q, model.qd, out=model.vectors)
+        model.dyn.gravity(model.q, out=model.g)
+        warmup = time.perf_counter() - start
+        with self._lock:
+            old = self._model
+            if old is not None:
+                model.buffer.seed_from(old.buffer)  # shared joints keep their values
+            self._model = model
+            self._model_error = ''
+            self._residual = math.nan
+            self._throttle.reset()
+        if old is not None:
+            self.get_logger().info(
+                f'robot model replaced: {old.name} ({old.n} DoF) -> {model.name} '
+                f'({model.n} DoF) from {source}')
+        self.get_logger().info(f'ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s')
+
+    # ------------------------------------------------------------------ joint states
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._counters.received += 1
+            self._input_window.add()
+            model = self._model
+            if model is None:
+                self._counters.withheld += 1
+                result = None
+            else:
+                result = model.buffer.update(msg.name, msg.position, msg.velocity,
+                                             len(msg.effort), msg.header.stamp, now)
+                if result.status == REJECTED:
+                    self._counters.rejected += 1
+                    self._last_rejection = result.reason
+                elif result.status == IGNORED:
+                    self._counters.ignored += 1
+        if result is None:
+            self._warn('no-model', 'joint_states received but there is no robot model yet '
+                       '(waiting for robot_description)', now)
+            return
+        for name in result.new_unknown:
+            self.get_logger().warning(
+                f"ignoring unknown joint '{name}' in joint_states (not in model {model.name})")
+        if result.status == REJECTED:
+            key = ('rejected', re.sub(r'[0-9]+', '#', result.reason)[:60])
+            self._warn(key, f'joint_states message rejected: {result.reason}', now)
+        elif result.status == IGNORED:
+            self._warn('ignored', 'joint_states message ignored: it names no joint of model '
+                       f'{model.name}', now)
+        elif result.status == ACCEPTED and self._tick_timer is None:
+            self._wake.set()
+
+    # ------------------------------------------------------------------ compute worker
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self._tick()
+            except Exception as exc:  # noqa: BLE001 -- a failed tick is reported, never fatal
+                with self._lock:
+                    self._counters.failed += 1
+                if not self._stop.is_set():
+                    self._warn('tick-failed', f'tick failed: {type(exc).__name__}: {exc}',
+                               error=True)
+
+    def _tick(self) -> None:
+        start = time.monotonic()
+        timeout = float(self._p['joint_state_timeout'])
+        with self._lock:
+            model = self._model
+            if model is None:
+                return
+            stale = model.buffer.stale(start, timeout)
+            if model.buffer.pending == 0:
+                take = None
+            else:
+                take = model.buffer.take(model.q, model.qd)
+                if take.missing:
+                    self._counters.withheld += take.pending
+                else:
+                    self._counters.skipped += take.pending - 1
+            flags_version = self._flags_version
+            residual_due = self._residual_due
+        if stale:
+            self._warn('stale', f'stale joint_states: no value for more than {timeout:g} s '
+                       f'from {name_list(stale)}', start)
+        if take is None:
+            return
+        if take.missing:
+            self._warn('missing', f'not publishing: waiting for joint_states of '
+                       f'{len(take.missing)} of {model.n} joints: {name_list(take.missing)}',
+                       start)
+            return
+        if take.no_velocity:
+            self._warn('no-velocity', 'joint_states without velocity for '
+                       f'{name_list(take.no_velocity)}: using 0', start)
+        if model.flags_version != flags_version:
+            model.apply_flags(self._p, flags_version, self._p['frame_id'])
+
+        q, qd, dyn = model.q, model.qd, model.dyn
+        t0 = time.perf_counter()
+        if model.need_matrices or residual_due:
+            dyn.coriolis(q, qd, out=model.matrices)
+        if model.need_vectors:
+            dyn.coriolis_vectors(q, qd, out=model.vectors)
+        if model.need_gravity:
+            dyn.gravity(q, out=model.g)
+        compute = time.perf_counter() - t0
+        model.msg.header.stamp = take.stamp
+        self._pub.publish(model.msg)
+        done = time.monotonic()
+
+        residual = scale = None
+        if residual_due:
+            _, Mdot, C = model.matrices
+            np.subtract(Mdot, C, out=model.scratch)
+            model.scratch -= C.T
+            residual = float(np.linalg.norm(model.scratch))
+            scale = float(np.linalg.norm(Mdot))
+        with self._lock:
+            self._counters.published += 1
+            self._output_window.add(compute)
+            self._tick_window.add(done - start)
+            self._latency_window.add(done - take.receive_time)
+            if residual is not None and self._model is model:
+                self._residual, self._residual_scale = residual, scale
+                self._residual_due = False
+
+    # ------------------------------------------------------------------ services
+
+    def _srv_christoffel(self, request, response):
+        response.success = False
+        try:
+            model = self._model
+            if model is None:
+                response.message = 'no robot model yet (waiting for robot_description)'
+                return response
+            if not len(request.joint_names) and not len(request.position):
+                with self._lock:
+                    buffer = model.buffer
+                    missing = buffer.missing() if not buffer.complete else ()
+                    q = buffer.position.copy()
+                    stamp = buffer.stamp
+                if missing:
+                    response.message = (f'no complete joint state yet: missing '
+                                        f'{name_list(missing)}')
+                    return response
+                response.header.stamp = stamp
+            else:
+                q, _, reason = resolve_request(model.joint_names, request.joint_names,
+                                               request.position, what='request')
+                if q is None:
+                    response.message = reason
+                    return response
+                response.header.stamp = self.get_clock().now().to_msg()
+            with model.service_lock:
+                gamma = model.service_dyn.christoffel(q)
+            response.joint_names = list(model.joint_names)
+            response.position = to_field(q)
+            response.symbols = to_field(gamma)
+            response.success = True
+            response.message = f'{model.name}: {model.n}^3 Christoffel symbols'
+        except Exception as exc:  # noqa: BLE001 -- a service never raises
+            response.success = False
+            response.message = f'failed: {type(exc).__name__}: {exc}'
+        return response
+
+    def _srv_dynamics(self, request, response):
+        response.success = False
+        try:
+            model = self._model
+            if model is None:
+                response.message = 'no robot model yet (waiting for robot_description)'
+                return response
+            q, qd, reason = resolve_request(model.joint_names, request.joint_names,
+                                            request.position, request.velocity, what='request')
+            if q is None:
+                response.message = reason
+                return response
+            dyn = model.service_dyn
+            with model.service_lock:
+                M, Mdot, C = dyn.coriolis(q, qd)
+                Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
+                g = dyn.gravity(q)
+                fields = {'coriolis_matrix': C, 'mass_matrix': M, 'mass_matrix_derivative': Mdot,
+                          'coriolis_force': Cqd, 'coriolis_transpose_force': CTqd,
+                          'gravity_force': g, 'momentum': p, 'position': q, 'velocity': qd}
+                for field_name, value in fields.items():
+                    setattr(response, field_name, to_field(value))
+            response.joint_names = list(model.joint_names)
+            response.success = True
+            response.message = f'{model.name}: {model.n} DoF'
+        except Exception as exc:  # noqa: BLE001 -- a service never raises
+            response.success = False
+            response.message = f'failed: {type(exc).__name__}: {exc}'
+        return response
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def _snapshot(self) -> tuple[diagnostics.Snapshot, list]:
+        now = time.monotonic()
+        with self._build_cond:
+            building = self._building
+        with self._lock:
+            model = self._model
+            s = diagnostics.Snapshot(
+                model_error=self._model_error, building=building,
+                input_rate=self._input_window.rate(now),
+                output_rate=self._output_window.rate(now),
+                compute_mean=self._output_window.mean(), compute_max=self._output_window.max
+                if self._output_window.count else math.nan,
+                residual=self._residual, residual_scale=self._residual_scale,
+                counters=self._counters.as_dict(), last_rejection=self._last_rejection,
+                update_rate=float(self._p['update_rate']))
+            extra = [('tick_time_mean_ms', self._tick_window.mean() * 1e3),
+                     ('tick_time_max_ms', self._tick_window.max * 1e3),
+                     ('latency_mean_ms', self._latency_window.mean() * 1e3),
+                     ('latency_max_ms', self._latency_window.max * 1e3)]
+            for window in (self._input_window, self._output_window, self._tick_window,
+                           self._latency_window):
+                window.reset(now)
+            self._residual_due = True
+            if model is not None:
+                s.robot, s.dof, s.tree_depth = model.name, model.n, model.tree_depth
+                buffer = model.buffer
+                if not buffer.complete:
+                    s.missing = buffer.missing()
+                else:
+                    s.no_velocity = tuple(n for n, ok in zip(buffer.joint_names,
+                                                             buffer.has_velocity) if not ok)
+                s.stale = buffer.stale(now, float(self._p['joint_state_timeout']))
+        return s, extra
+
+    def _publish_diagnostics(self) -> None:
+        snapshot, extra = self._snapshot()
+        level, message, values = diagnostics.evaluate(snapshot)
+        values += [(k, 'nan' if math.isnan(v) else f'{v:.6g}') for k, v in extra]
+        status = DiagnosticStatus(
+            level=_LEVELS[level], name=f'{self.get_fully_qualified_name()}: dynamics',
+            message=message, hardware_id=snapshot.robot or '',
+            values=[KeyValue(key=k, value=v) for k, v in values])
+        array_msg = DiagnosticArray(status=[status])
+        array_msg.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(array_msg)
+
+    # ------------------------------------------------------------------ shutdown
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        with self._build_cond:
+            self._build_cond.notify_all()
+        self._worker.join(timeout=2.0)
+        self._builder.join(timeout=0.5)
+
+
+def main(args=None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        try:
+            node = CoriolisNode()
+        except Exception as exc:  # noqa: BLE001 -- bad parameters: say why and exit non-zero
+            get_logger(NODE_NAME).fatal(f'cannot start: {exc}')
+            return 1
+        executor = MultiThreadedExecutor(num_threads=3)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.shutdown()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
