@@ -1,0 +1,113 @@
+"""Algorithm 1 of Echeandia & Wensing: M, Mdot and the Christoffel-consistent C in O(Nd).
+
+All spatial quantities are in world coordinates (the paper's post-publication
+note: Pinocchio's variant), so the congruence transforms of lines 17, 24 and
+25 reduce to plain sums.  The body-level factor B has the block form
+[[P, 0], [-(L x), 0]] (see :func:`spatial.body_factor`), hence
+
+    F3 = BC^T Phi = (P^T phi_w + L x phi_u, 0),
+
+and only its top half is kept.
+"""
+
+from .kinematics import all_finite, forward_positions, forward_velocities
+from .spatial import (
+    WS_BL,
+    WS_BP,
+    WS_I,
+    WS_IC,
+    WS_S,
+    WS_SD,
+    WS_V,
+    add_rows,
+    body_factor,
+    cross,
+    dot3,
+    dot6,
+    inertia_times,
+    kernel,
+)
+
+
+@kernel
+def coriolis_matrix(mi, mf, q, qd, ws, M, Mdot, C):
+    """Fill M, Mdot and C; returns 0, or 1 / 2 if q / qd has a non-finite entry."""
+    if not all_finite(q):
+        return 1
+    if not all_finite(qd):
+        return 2
+    n = q.shape[0]
+    forward_positions(mi, mf, q, ws)  # line 5: IC_i = I_i
+    forward_velocities(mi, qd, ws)  # lines 3-4
+    for i in range(n):  # line 6: BC_i = B(v_i, I_i)
+        p00, p01, p02, p10, p11, p12, p20, p21, p22, lx, ly, lz = body_factor(
+            ws, i, WS_I,
+            ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2],
+            ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5],
+        )  # fmt: skip
+        ws[i, WS_BP], ws[i, WS_BP + 1], ws[i, WS_BP + 2] = p00, p01, p02
+        ws[i, WS_BP + 3], ws[i, WS_BP + 4], ws[i, WS_BP + 5] = p10, p11, p12
+        ws[i, WS_BP + 6], ws[i, WS_BP + 7], ws[i, WS_BP + 8] = p20, p21, p22
+        ws[i, WS_BL], ws[i, WS_BL + 1], ws[i, WS_BL + 2] = lx, ly, lz
+
+    for r in range(n):
+        for c in range(n):
+            M[r, c] = 0.0
+            Mdot[r, c] = 0.0
+            C[r, c] = 0.0
+
+    for j in range(n - 1, -1, -1):  # line 8
+        sw0, sw1, sw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
+        su0, su1, su2 = ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5]
+        # line 10: F2 = IC_j Phi_j
+        f20, f21, f22, f23, f24, f25 = inertia_times(ws, j, WS_IC, sw0, sw1, sw2, su0, su1, su2)
+        # line 9: F1 = IC_j Phidot_j + BC_j Phi_j
+        f10, f11, f12, f13, f14, f15 = inertia_times(
+            ws, j, WS_IC,
+            ws[j, WS_SD], ws[j, WS_SD + 1], ws[j, WS_SD + 2],
+            ws[j, WS_SD + 3], ws[j, WS_SD + 4], ws[j, WS_SD + 5],
+        )  # fmt: skip
+        p00, p01, p02 = ws[j, WS_BP], ws[j, WS_BP + 1], ws[j, WS_BP + 2]
+        p10, p11, p12 = ws[j, WS_BP + 3], ws[j, WS_BP + 4], ws[j, WS_BP + 5]
+        p20, p21, p22 = ws[j, WS_BP + 6], ws[j, WS_BP + 7], ws[j, WS_BP + 8]
+        lx, ly, lz = ws[j, WS_BL], ws[j, WS_BL + 1], ws[j, WS_BL + 2]
+        f10 += p00 * sw0 + p01 * sw1 + p02 * sw2
+        f11 += p10 * sw0 + p11 * sw1 + p12 * sw2
+        f12 += p20 * sw0 + p21 * sw1 + p22 * sw2
+        g0, g1, g2 = cross(sw0, sw1, sw2, lx, ly, lz)  # -(L x) phi_w = phi_w x L
+        f13 += g0
+        f14 += g1
+        f15 += g2
+        # line 11: F3 = BC_j^T Phi_j (top half; the bottom half is zero)
+        k0, k1, k2 = cross(lx, ly, lz, su0, su1, su2)
+        f30 = p00 * sw0 + p10 * sw1 + p20 * sw2 + k0
+        f31 = p01 * sw0 + p11 * sw1 + p21 * sw2 + k1
+        f32 = p02 * sw0 + p12 * sw1 + p22 * sw2 + k2
+
+        cjj = dot6(ws, j, WS_S, f10, f11, f12, f13, f14, f15)  # line 12
+        C[j, j] = cjj
+        M[j, j] = dot6(ws, j, WS_S, f20, f21, f22, f23, f24, f25)  # line 13
+        Mdot[j, j] = (  # line 14
+            dot6(ws, j, WS_SD, f20, f21, f22, f23, f24, f25)
+            + cjj
+            + dot3(ws, j, WS_S, f30, f31, f32)
+        )
+        i = mi[0, j]
+        while i >= 0:  # lines 16-23 (no transform in world coordinates)
+            cij = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
+            cji = dot6(ws, i, WS_SD, f20, f21, f22, f23, f24, f25) + dot3(
+                ws, i, WS_S, f30, f31, f32
+            )
+            mij = dot6(ws, i, WS_S, f20, f21, f22, f23, f24, f25)
+            C[i, j] = cij
+            C[j, i] = cji
+            M[i, j] = mij
+            M[j, i] = mij
+            Mdot[i, j] = cij + cji
+            Mdot[j, i] = cij + cji
+            i = mi[0, i]
+        b = mi[0, j]
+        if b >= 0:  # lines 24-25
+            add_rows(ws, b, j, WS_IC, 10)
+            add_rows(ws, b, j, WS_BP, 12)
+    return 0

@@ -1,0 +1,35 @@
+"""Composite-rigid-body algorithm for the mass matrix in world coordinates.
+
+M_ij = Phi_i . IC_j Phi_j for every ancestor i of j (Featherstone, RBDA ch. 6).
+"""
+
+from .kinematics import all_finite, forward_positions
+from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, kernel
+
+
+@kernel
+def mass_matrix(mi, mf, q, ws, M):
+    """Fill M; returns 0, or 1 if q has a non-finite entry."""
+    if not all_finite(q):
+        return 1
+    n = q.shape[0]
+    forward_positions(mi, mf, q, ws)
+    for r in range(n):
+        for c in range(n):
+            M[r, c] = 0.0
+    for j in range(n - 1, -1, -1):
+        f0, f1, f2, f3, f4, f5 = inertia_times(
+            ws, j, WS_IC,
+            ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2],
+            ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5],
+        )  # fmt: skip
+        i = j
+        while i >= 0:
+            mij = dot6(ws, i, WS_S, f0, f1, f2, f3, f4, f5)
+            M[i, j] = mij
+            M[j, i] = mij
+            i = mi[0, i]
+        b = mi[0, j]
+        if b >= 0:
+            add_rows(ws, b, j, WS_IC, 10)
+    return 0

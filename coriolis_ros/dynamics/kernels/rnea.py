@@ -1,0 +1,90 @@
+"""Recursive Newton-Euler inverse dynamics and the generalized gravity, world coordinates.
+
+Gravity enters as a fictitious base acceleration a_0 = (0, -g)
+(Featherstone, RBDA section 5.3).  In ground coordinates
+a_i = a_p(i) + Phi_i qdd_i + Phidot_i qd_i and
+f_i = I_i a_i + v_i x* (I_i v_i); tau_i = Phi_i . sum of f over the subtree of i.
+"""
+
+from .kinematics import all_finite, forward_positions, forward_velocities
+from .spatial import (
+    WS_A,
+    WS_F,
+    WS_I,
+    WS_IC,
+    WS_S,
+    WS_SD,
+    WS_V,
+    add_rows,
+    cross,
+    dot6,
+    inertia_times,
+    kernel,
+)
+
+
+@kernel
+def inverse_dynamics(mi, mf, gravity, q, qd, qdd, ws, tau):
+    """Fill tau; returns 0, or 1 / 2 / 3 if q / qd / qdd has a non-finite entry."""
+    if not all_finite(q):
+        return 1
+    if not all_finite(qd):
+        return 2
+    if not all_finite(qdd):
+        return 3
+    n = q.shape[0]
+    forward_positions(mi, mf, q, ws)
+    forward_velocities(mi, qd, ws)
+    for i in range(n):
+        b = mi[0, i]
+        qdi, qddi = qd[i], qdd[i]
+        for c in range(6):
+            acc = ws[i, WS_S + c] * qddi + ws[i, WS_SD + c] * qdi
+            if b >= 0:
+                acc += ws[b, WS_A + c]
+            elif c >= 3:
+                acc -= gravity[c - 3]
+            ws[i, WS_A + c] = acc
+        wx, wy, wz = ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2]
+        ux, uy, uz = ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5]
+        # I a + v x* (I v), with (w, u) x* (n, f) = (w x n + u x f, w x f)
+        n0, n1, n2, l0, l1, l2 = inertia_times(ws, i, WS_I, wx, wy, wz, ux, uy, uz)
+        a0, a1, a2, a3, a4, a5 = inertia_times(
+            ws, i, WS_I,
+            ws[i, WS_A], ws[i, WS_A + 1], ws[i, WS_A + 2],
+            ws[i, WS_A + 3], ws[i, WS_A + 4], ws[i, WS_A + 5],
+        )  # fmt: skip
+        x0, x1, x2 = cross(wx, wy, wz, n0, n1, n2)
+        y0, y1, y2 = cross(ux, uy, uz, l0, l1, l2)
+        z0, z1, z2 = cross(wx, wy, wz, l0, l1, l2)
+        ws[i, WS_F], ws[i, WS_F + 1], ws[i, WS_F + 2] = a0 + x0 + y0, a1 + x1 + y1, a2 + x2 + y2
+        ws[i, WS_F + 3], ws[i, WS_F + 4], ws[i, WS_F + 5] = a3 + z0, a4 + z1, a5 + z2
+    for j in range(n - 1, -1, -1):
+        tau[j] = dot6(ws, j, WS_S, ws[j, WS_F], ws[j, WS_F + 1], ws[j, WS_F + 2],
+                      ws[j, WS_F + 3], ws[j, WS_F + 4], ws[j, WS_F + 5])  # fmt: skip
+        b = mi[0, j]
+        if b >= 0:
+            add_rows(ws, b, j, WS_F, 6)
+    return 0
+
+
+@kernel
+def generalized_gravity(mi, mf, gravity, q, ws, g):
+    """Fill g = RNEA(q, 0, 0); returns 0, or 1 if q has a non-finite entry.
+
+    With v = 0 and a = a_0 everywhere, f_i = I_i a_0 = (h_i x (-g), -m_i g), so only
+    the composite mass and first moment (m, h of IC) are needed.
+    """
+    if not all_finite(q):
+        return 1
+    n = q.shape[0]
+    forward_positions(mi, mf, q, ws)
+    ax, ay, az = -gravity[0], -gravity[1], -gravity[2]
+    for j in range(n - 1, -1, -1):
+        m = ws[j, WS_IC]
+        n0, n1, n2 = cross(ws[j, WS_IC + 1], ws[j, WS_IC + 2], ws[j, WS_IC + 3], ax, ay, az)
+        g[j] = dot6(ws, j, WS_S, n0, n1, n2, m * ax, m * ay, m * az)
+        b = mi[0, j]
+        if b >= 0:
+            add_rows(ws, b, j, WS_IC, 4)
+    return 0

@@ -1,0 +1,148 @@
+"""Spatial algebra in world (ground) coordinates, as scalar Numba helpers.
+
+Conventions (Featherstone, *Rigid Body Dynamics Algorithms*, ch. 2):
+a motion vector is (w, u) = (angular, linear velocity of the body point at the
+world origin); a force vector is (n, f) = (moment about the world origin,
+force).  A spatial inertia about the world origin is stored compactly as ten
+numbers ``m, h (= m c), Ibar`` (rotational inertia about the origin, symmetric:
+xx, yy, zz, xy, xz, yz), meaning
+
+    I = [[Ibar, h x], [(h x)^T, m 1]].
+
+Every helper returns tuples of floats so that LLVM keeps them in registers.
+
+The workspace ``ws`` of every kernel is a (n, WS_WIDTH) float64 array, one row
+per body, with these column offsets:
+"""
+
+from numba import njit
+
+WS_R = 0  # 9: world rotation of the body frame, row-major
+WS_P = 9  # 3: world position of the body frame origin
+WS_S = 12  # 6: Phi, the joint motion subspace in world coordinates
+WS_V = 18  # 6: v, the body's spatial velocity
+WS_SD = 24  # 6: Phidot = v x Phi
+WS_I = 30  # 10: the body's spatial inertia, world coordinates
+WS_IC = 40  # 10: IC, composite inertia of the subtree
+WS_BP = 50  # 9: BC, composite body-level Coriolis factor: its 3x3 block P, row-major
+WS_BL = 59  # 3: BC: the vector L of its lower-left block -(L x)
+WS_H = 62  # 6: composite momentum / scratch
+WS_F = 68  # 6: force / scratch
+WS_A = 74  # 6: acceleration / scratch
+WS_WIDTH = 80
+
+kernel = njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+
+
+@kernel
+def cross(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@kernel
+def dot6(ws, row, col, x0, x1, x2, x3, x4, x5):
+    """ws[row, col:col+6] . x"""
+    return (
+        ws[row, col] * x0
+        + ws[row, col + 1] * x1
+        + ws[row, col + 2] * x2
+        + ws[row, col + 3] * x3
+        + ws[row, col + 4] * x4
+        + ws[row, col + 5] * x5
+    )
+
+
+@kernel
+def dot3(ws, row, col, x0, x1, x2):
+    """ws[row, col:col+3] . x"""
+    return ws[row, col] * x0 + ws[row, col + 1] * x1 + ws[row, col + 2] * x2
+
+
+@kernel
+def inertia_times(ws, row, col, wx, wy, wz, ux, uy, uz):
+    """I v = (Ibar w + h x u, m u + w x h) for the inertia at ws[row, col:col+10], v = (w, u)."""
+    m = ws[row, col]
+    hx, hy, hz = ws[row, col + 1], ws[row, col + 2], ws[row, col + 3]
+    ixx, iyy, izz = ws[row, col + 4], ws[row, col + 5], ws[row, col + 6]
+    ixy, ixz, iyz = ws[row, col + 7], ws[row, col + 8], ws[row, col + 9]
+    cx, cy, cz = cross(hx, hy, hz, ux, uy, uz)
+    dx, dy, dz = cross(wx, wy, wz, hx, hy, hz)
+    return (
+        ixx * wx + ixy * wy + ixz * wz + cx,
+        ixy * wx + iyy * wy + iyz * wz + cy,
+        ixz * wx + iyz * wy + izz * wz + cz,
+        m * ux + dx,
+        m * uy + dy,
+        m * uz + dz,
+    )
+
+
+@kernel
+def body_factor(ws, row, col, wx, wy, wz, ux, uy, uz):
+    """The Christoffel-consistent body-level factorization B(v, I) (Echeandia & Wensing eq. 10)
+
+        B = 1/2 [(v x*) I + (I v) xbar* - I (v x)]
+
+    for the compact inertia at ws[row, col:col+10] and v = (w, u).  Worked out in
+    coordinates its right column is zero and its lower-left block is -(L x), with
+    L = m u + w x h the linear momentum; the upper-left block is
+
+        P = 1/2 (S + S^T) - 1/2 (n x) - 1/2 (h u^T + u h^T) + (u . h) 1,
+
+    where S = (w x) Ibar and n = Ibar w + h x u.  Returns P (row-major) then L.
+    """
+    m = ws[row, col]
+    hx, hy, hz = ws[row, col + 1], ws[row, col + 2], ws[row, col + 3]
+    ixx, iyy, izz = ws[row, col + 4], ws[row, col + 5], ws[row, col + 6]
+    ixy, ixz, iyz = ws[row, col + 7], ws[row, col + 8], ws[row, col + 9]
+    # S = (w x) Ibar, row by row: S[r, :] = (w x Ibar[:, c]) r-th component
+    s00 = wy * ixz - wz * ixy
+    s01 = wy * iyz - wz * iyy
+    s02 = wy * izz - wz * iyz
+    s10 = wz * ixx - wx * ixz
+    s11 = wz * ixy - wx * iyz
+    s12 = wz * ixz - wx * izz
+    s20 = wx * ixy - wy * ixx
+    s21 = wx * iyy - wy * ixy
+    s22 = wx * iyz - wy * ixz
+    cx, cy, cz = cross(hx, hy, hz, ux, uy, uz)
+    nx = ixx * wx + ixy * wy + ixz * wz + cx
+    ny = ixy * wx + iyy * wy + iyz * wz + cy
+    nz = ixz * wx + iyz * wy + izz * wz + cz
+    uh = ux * hx + uy * hy + uz * hz
+    # symmetric part
+    a00 = s00 - ux * hx + uh
+    a11 = s11 - uy * hy + uh
+    a22 = s22 - uz * hz + uh
+    a01 = 0.5 * (s01 + s10 - ux * hy - uy * hx)
+    a02 = 0.5 * (s02 + s20 - ux * hz - uz * hx)
+    a12 = 0.5 * (s12 + s21 - uy * hz - uz * hy)
+    # skew part -1/2 (n x)
+    kx, ky, kz = 0.5 * nx, 0.5 * ny, 0.5 * nz
+    lx, ly, lz = cross(wx, wy, wz, hx, hy, hz)
+    return (
+        a00,
+        a01 + kz,
+        a02 - ky,
+        a01 - kz,
+        a11,
+        a12 + kx,
+        a02 + ky,
+        a12 - kx,
+        a22,
+        m * ux + lx,
+        m * uy + ly,
+        m * uz + lz,
+    )
+
+
+@kernel
+def add_rows(ws, dst, src, col, width):
+    for c in range(col, col + width):
+        ws[dst, c] += ws[src, c]
+
+
+@kernel
+def copy_cols(ws, row, src, dst, width):
+    for c in range(width):
+        ws[row, dst + c] = ws[row, src + c]

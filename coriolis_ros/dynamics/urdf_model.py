@@ -1,0 +1,334 @@
+"""Build a :class:`~coriolis_ros.dynamics.model.Model` from a URDF.
+
+Fixed joints are merged into the body of their parent; links without
+``<inertial>`` are massless.  revolute, continuous (the angle itself) and
+prismatic joints become one degree of freedom each, in depth-first order of the
+URDF's joints.  ``<mimic>`` is ignored: mimic joints are independent DoF.
+Everything else is rejected with a :class:`URDFError` that names the problem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from .model import MF_C, MF_I, MF_M, MF_R, MF_T, MF_WIDTH, PRISMATIC, REVOLUTE, Model
+
+SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+class URDFError(ValueError):
+    """The URDF cannot be turned into a model; the message says why."""
+
+
+def model_from_urdf(urdf: str | os.PathLike, gravity: Sequence[float] = DEFAULT_GRAVITY) -> Model:
+    """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`."""
+    robot = _parse(_read(urdf))
+    return _build(robot, _check_gravity(gravity))
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def _read(urdf) -> str:
+    if isinstance(urdf, bytes):
+        urdf = urdf.decode("utf-8", errors="replace")
+    if isinstance(urdf, str) and urdf.lstrip().startswith("<"):
+        return urdf
+    if isinstance(urdf, (str, os.PathLike)):
+        path = os.fspath(urdf)
+        if not path.strip():
+            raise URDFError("empty robot description")
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except OSError as exc:
+            raise URDFError(f"not a URDF XML string, and cannot read it as a file: {exc}") from None
+    raise URDFError(f"expected a URDF XML string or a file path, got {type(urdf).__name__}")
+
+
+@contextlib.contextmanager
+def _quiet_parser(messages: list[str]):
+    """urdf_parser_py prints unknown tags to stderr; collect them instead."""
+    from urdf_parser_py.xml_reflection import core
+
+    saved = core.on_error
+    core.on_error = messages.append
+    try:
+        yield
+    finally:
+        core.on_error = saved
+
+
+def _parse(xml: str):
+    import xml.etree.ElementTree as ET
+
+    from urdf_parser_py.urdf import URDF
+
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise URDFError(f"malformed XML: {exc}") from None
+    if root.tag != "robot":
+        raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
+    _check_duplicates(root)
+    messages: list[str] = []
+    try:
+        with _quiet_parser(messages):
+            robot = URDF.from_xml_string(ET.tostring(_dynamics_only(root), encoding="unicode"))
+    except Exception as exc:  # urdf_parser_py raises bare Exceptions and AssertionErrors
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise URDFError(f"invalid URDF: {reason}") from None
+    if not robot.links:
+        raise URDFError("the URDF has no <link>")
+    return robot
+
+
+def _dynamics_only(root):
+    """A copy of the <robot> tree with only what dynamics reads.
+
+    Visuals, collisions, materials, transmissions and plugins neither change the
+    dynamics nor should their quirks (a texture without a file name, say) stop
+    a controller from getting its Coriolis matrix.
+    """
+    import xml.etree.ElementTree as ET
+
+    keep = {"link": ("inertial",), "joint": ("origin", "axis", "parent", "child", "limit", "mimic")}
+    robot = ET.Element("robot", name=root.get("name") or "robot")
+    for elem in root:
+        if elem.tag in keep:
+            copy = ET.SubElement(robot, elem.tag, dict(elem.attrib))
+            copy.extend(child for child in elem if child.tag in keep[elem.tag])
+    return robot
+
+
+def _check_duplicates(root) -> None:
+    for tag in ("link", "joint"):
+        seen = set()
+        for elem in root.findall(tag):
+            name = elem.get("name")
+            if name is None:
+                raise URDFError(f"a <{tag}> has no name attribute")
+            if name in seen:
+                raise URDFError(f"duplicate {tag} name '{name}'")
+            seen.add(name)
+
+
+def _check_gravity(gravity) -> np.ndarray:
+    g = np.array(gravity, dtype=np.float64).reshape(-1)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise URDFError(f"gravity must be 3 finite numbers, got {gravity!r}")
+    return g
+
+
+# ----------------------------------------------------------------------------- geometry
+
+
+def rpy_matrix(rpy) -> np.ndarray:
+    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def align_z(axis: np.ndarray) -> np.ndarray:
+    """A rotation whose third column is the unit vector ``axis``."""
+    if axis[2] > 1.0 - 1e-15:
+        return np.eye(3)
+    if axis[2] < -1.0 + 1e-15:
+        return np.diag([1.0, -1.0, -1.0])
+    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = helper - helper.dot(axis) * axis
+    x /= np.linalg.norm(x)
+    y = np.cross(axis, x)
+    return np.column_stack([x, y, axis])
+
+
+def _pose(origin, what: str) -> tuple[np.ndarray, np.ndarray]:
+    if origin is None:
+        return np.eye(3), np.zeros(3)
+    xyz = np.array(origin.xyz if origin.xyz is not None else (0, 0, 0), dtype=float)
+    rpy = np.array(origin.rpy if origin.rpy is not None else (0, 0, 0), dtype=float)
+    if xyz.shape != (3,) or rpy.shape != (3,) or not np.all(np.isfinite(np.r_[xyz, rpy])):
+        raise URDFError(f"{what} has a non-finite or malformed <origin> (xyz={xyz}, rpy={rpy})")
+    return rpy_matrix(rpy), xyz
+
+
+def _compose(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Pose composition a * b of (rotation, translation) pairs."""
+    return a[0] @ b[0], a[0] @ b[1] + a[1]
+
+
+# ----------------------------------------------------------------------------- inertia
+
+
+def _link_inertia(link) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """(mass, centre of mass, inertia about the CoM) in the link frame, or None if massless."""
+    inertial = link.inertial
+    if inertial is None:
+        return None
+    what = f"link '{link.name}'"
+    mass = inertial.mass
+    if mass is None:
+        raise URDFError(f"{what}: <inertial> has no <mass>")
+    mass = float(mass)
+    if not math.isfinite(mass):
+        raise URDFError(f"{what}: mass is not finite ({mass})")
+    if mass < 0.0:
+        raise URDFError(f"{what}: negative mass {mass}")
+    tensor = inertial.inertia
+    inertia = np.zeros((3, 3)) if tensor is None else np.array(tensor.to_matrix(), dtype=float)
+    if not np.all(np.isfinite(inertia)):
+        raise URDFError(f"{what}: inertia is not finite")
+    rot, com = _pose(inertial.origin, f"{what} <inertial>")
+    if mass == 0.0 and not np.any(inertia):
+        return None
+    # Real URDFs carry point masses and round-off in their tensors: accept positive
+    # semi-definite ones, reject a principal moment that is negative beyond round-off.
+    eig = np.linalg.eigvalsh(inertia)
+    if eig[0] < -(1e-6 * abs(eig[2]) + 1e-7):
+        raise URDFError(
+            f"{what}: inertia is not positive definite (principal moments "
+            f"{np.array2string(eig, precision=6)})"
+        )
+    return mass, com, rot @ inertia @ rot.T
+
+
+class _BodyInertia:
+    """Accumulates link inertias expressed in one body frame."""
+
+    def __init__(self):
+        self.mass = 0.0
+        self.first = np.zeros(3)  # sum m c
+        self.second = np.zeros((3, 3))  # inertia about the body origin
+
+    def add(self, mass: float, com: np.ndarray, inertia_com: np.ndarray) -> None:
+        self.mass += mass
+        self.first += mass * com
+        self.second += inertia_com + mass * (com.dot(com) * np.eye(3) - np.outer(com, com))
+
+    def about_com(self) -> tuple[float, np.ndarray, np.ndarray]:
+        if self.mass == 0.0:  # rotational inertia without mass, as some URDFs give
+            return 0.0, np.zeros(3), 0.5 * (self.second + self.second.T)
+        c = self.first / self.mass
+        inertia = self.second - self.mass * (c.dot(c) * np.eye(3) - np.outer(c, c))
+        return self.mass, c, 0.5 * (inertia + inertia.T)
+
+
+# ----------------------------------------------------------------------------- tree
+
+
+def _build(robot, gravity: np.ndarray) -> Model:
+    links = {link.name: link for link in robot.links}
+    children: dict[str, list] = {}
+    parent_joint: dict[str, str] = {}
+    for joint in robot.joints:
+        what = f"joint '{joint.name}'"
+        if joint.type not in SUPPORTED_TYPES:
+            raise URDFError(
+                f"{what} has type '{joint.type}', which is not supported "
+                f"(supported: {', '.join(SUPPORTED_TYPES)})"
+            )
+        if joint.parent not in links:
+            raise URDFError(f"{what} refers to unknown parent link '{joint.parent}'")
+        if joint.child not in links:
+            raise URDFError(f"{what} refers to unknown child link '{joint.child}'")
+        if joint.child in parent_joint:
+            raise URDFError(
+                f"link '{joint.child}' is the child of several joints: "
+                f"'{parent_joint[joint.child]}' and '{joint.name}'"
+            )
+        parent_joint[joint.child] = joint.name
+        children.setdefault(joint.parent, []).append(joint)
+
+    roots = [name for name in links if name not in parent_joint]
+    if len(roots) > 1:
+        raise URDFError(f"the URDF has several root links: {', '.join(repr(r) for r in roots)}")
+    if not roots:
+        raise URDFError("the URDF has no root link: its joints form a cycle")
+    root = roots[0]
+
+    identity = (np.eye(3), np.zeros(3))
+    owner = {root: -1}  # link -> body index (-1: the fixed base)
+    in_body = {root: identity}  # link -> pose of the link frame in its body frame
+    names, types, body_links, parents, kinds, trees = [], [], [], [], [], []
+    stack = [root]
+    while stack:  # depth-first; children in document order
+        link_name = stack.pop()
+        for joint in reversed(children.get(link_name, [])):
+            stack.append(joint.child)
+        for joint in children.get(link_name, []):
+            origin = _pose(joint.origin, f"joint '{joint.name}'")
+            joint_pose = _compose(in_body[link_name], origin)
+            if joint.type == "fixed":
+                owner[joint.child] = owner[link_name]
+                in_body[joint.child] = joint_pose
+                continue
+            axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
+            norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
+            if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
+                raise URDFError(f"joint '{joint.name}' has an invalid axis {axis}")
+            align = align_z(axis / norm)
+            trees.append(_compose(joint_pose, (align, np.zeros(3))))
+            owner[joint.child] = len(names)
+            in_body[joint.child] = (align.T, np.zeros(3))
+            names.append(joint.name)
+            types.append(joint.type)
+            body_links.append(joint.child)
+            parents.append(owner[link_name])
+            kinds.append(PRISMATIC if joint.type == "prismatic" else REVOLUTE)
+
+    unreachable = sorted(set(links) - set(owner))
+    if unreachable:
+        raise URDFError(
+            f"links not connected to the root '{root}' (a cycle?): {', '.join(unreachable)}"
+        )
+
+    n = len(names)
+    bodies = [_BodyInertia() for _ in range(n)]
+    for link_name, link in links.items():
+        props = _link_inertia(link)
+        body = owner[link_name]
+        if props is None or body < 0:
+            continue  # massless, or fixed to the base
+        mass, com, inertia = props
+        rot, trans = in_body[link_name]
+        bodies[body].add(mass, rot @ com + trans, rot @ inertia @ rot.T)
+
+    mf = np.zeros((n, MF_WIDTH))
+    for i, ((rot, trans), body) in enumerate(zip(trees, bodies, strict=True)):
+        mass, com, inertia = body.about_com()
+        mf[i, MF_R : MF_R + 9] = rot.reshape(-1)
+        mf[i, MF_T : MF_T + 3] = trans
+        mf[i, MF_M] = mass
+        mf[i, MF_C : MF_C + 3] = com
+        mf[i, MF_I : MF_I + 9] = inertia.reshape(-1)
+    mi = np.array([parents, kinds], dtype=np.int64).reshape(2, n)
+    return Model(
+        name=robot.name or "robot",
+        joint_names=tuple(names),
+        joint_types=tuple(types),
+        body_links=tuple(body_links),
+        root_link=root,
+        mi=mi,
+        mf=mf,
+        gravity=gravity,
+    )
