@@ -1,0 +1,48 @@
+# coriolis_ros developer entry points. All logic lives in scripts/ (bash).
+#   make setup    create/reuse .venv (Python 3.11 + ROS 2 Kilted wheels) and install the package
+#   make install  rebuild + install the current tree into .venv (incremental, ~1 s)
+#   make test     setup if needed, install, ruff check, pytest on test/ against the installed copy
+#   make demo     setup if needed, install, run python -m coriolis_ros.demo
+#   make bench    run bench/run_all.py when it exists
+#   make lint     ruff check
+#   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
+# Pass pytest arguments with PYTEST_ARGS, e.g. make test PYTEST_ARGS="test/test_install.py -x".
+
+SHELL := /bin/bash
+VENV := .venv
+PYTEST_ARGS ?= test
+
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+
+.PHONY: setup install test demo bench lint clean distclean
+
+setup:
+	scripts/setup.sh
+
+install:
+	scripts/install.sh
+
+# The pytest console script (not `python -m pytest`) keeps the source tree off sys.path,
+# so the tests import the installed coriolis_ros (with msg/srv), not ./coriolis_ros.
+# test/conftest.py picks a unique ROS_DOMAIN_ID for the run.
+test: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+demo: setup
+	scripts/run.sh python -m coriolis_ros.demo
+
+bench: setup
+	@if [ -f bench/run_all.py ]; then scripts/run.sh python bench/run_all.py; \
+	else echo "bench/run_all.py does not exist yet: no benchmarks to run"; fi
+
+lint:
+	scripts/setup.sh --venv-only
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf build install log .pytest_cache .ruff_cache
+	find . -path ./.venv -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,5 @@
+"""Setuptools shim: all metadata is declarative, in setup.cfg (ROS-free library only)."""
+
+from setuptools import setup
+
+setup()
