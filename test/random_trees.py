@@ -268,9 +268,7 @@ def _generate(
         # is upstream of the DoF body, so it may be massless without making M singular.
         if rng.uniform() < options.mount_probability:
             mount = f"{prefixes[i]}_mount{i}"
-            inertial = (
-                None if rng.uniform() < options.massless_probability else _inertial_xml(rng)
-            )
+            inertial = None if rng.uniform() < options.massless_probability else _inertial_xml(rng)
             xyz, rpy = offset()
             elements.append(_link_xml(mount, inertial))
             elements.append(
@@ -300,8 +298,7 @@ def _generate(
         order = rng.permutation(len(elements))
         elements = [elements[k] for k in order]
     return (
-        '<?xml version="1.0"?>\n'
-        f'<robot name="{robot_name}">\n' + "".join(elements) + "</robot>\n"
+        f'<?xml version="1.0"?>\n<robot name="{robot_name}">\n' + "".join(elements) + "</robot>\n"
     )
 
 

@@ -12,18 +12,19 @@ Other test modules import the helpers from here (``from test_dynamics_oracle imp
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
-from functools import lru_cache
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+
+import pinocchio as pin  # test-only dependency; a missing reference must fail, not skip
 import pytest
 
-pin = pytest.importorskip("pinocchio", reason="Pinocchio (pin) is the reference implementation")
-
-from random_trees import TOPOLOGIES, random_tree  # noqa: E402
+from random_trees import TOPOLOGIES, random_tree
 
 GRAVITY = (0.0, 0.0, -9.81)
 
@@ -67,16 +68,13 @@ def erd_robots_dir() -> Path:
     env = os.environ.get("EXAMPLE_ROBOT_DATA_MODEL_DIR")
     if env and Path(env).is_dir():
         return Path(env)
-    try:
+    if importlib.util.find_spec("example_robot_data") is not None:
         import example_robot_data as erd  # type: ignore[import-not-found]
 
         path = Path(erd.getModelPath("ur_description/urdf/ur5_robot.urdf"))
-        if (path / "ur_description").is_dir():
-            return path
-        if (path / "robots" / "ur_description").is_dir():
-            return path / "robots"
-    except Exception:  # noqa: BLE001 - fall back to the distribution's file list
-        pass
+        for candidate in (path, path / "robots"):
+            if (candidate / "ur_description").is_dir():
+                return candidate
     dist = metadata.distribution("example-robot-data")
     for f in dist.files or ():
         parts = Path(str(f)).parts
@@ -91,7 +89,9 @@ def erd_robots_dir() -> Path:
 # / fixed joints, so every one is tested numerically (none is skipped or expected to fail).
 ERD_ROBOTS = {
     "double_pendulum": "double_pendulum_description/urdf/double_pendulum.urdf",
-    "double_pendulum_continuous": "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
+    "double_pendulum_continuous": (
+        "double_pendulum_description/urdf/double_pendulum_continuous.urdf"
+    ),
     "ur5": "ur_description/urdf/ur5_robot.urdf",
     "panda": "panda_description/urdf/panda.urdf",
     "xarm7": "xarm_description/urdf/xarm7.urdf",
@@ -247,9 +247,98 @@ def random_state(n: int, rng: np.random.Generator, scale: float = 1.0):
     return q, qd, qdd
 
 
-@lru_cache(maxsize=None)
+@cache
 def oracle_for_erd(name: str) -> PinOracle:
     return PinOracle(erd_urdf(name))
+
+
+@cache
+def dynamics_for(urdf: str, gravity=GRAVITY):
+    """Library model for a URDF string or path (cached per process: parsing is not under test)."""
+    from coriolis_ros.dynamics import Dynamics
+
+    return Dynamics.from_urdf(urdf, gravity=gravity)
+
+
+@cache
+def library_and_oracle(urdf: str):
+    """(Dynamics, PinOracle in the library's joint order) for a URDF string or path."""
+    dyn = dynamics_for(urdf)
+    return dyn, PinOracle(urdf, order=dyn.joint_names)
+
+
+def pinocchio_tree_depth(oracle: PinOracle) -> int:
+    """Max number of DoF joints on a root-to-leaf path, from Pinocchio's parent array."""
+    parents = oracle.model.parents
+    depth = [0] * oracle.model.njoints
+    for jid in range(1, oracle.model.njoints):
+        depth[jid] = depth[parents[jid]] + 1
+    return max(depth)
+
+
+def compare_all(dyn, oracle: PinOracle, q, qd, qdd, tol: float = 1e-10, label: str = "") -> None:
+    """Every library quantity at one state against Pinocchio (and M qd, C qd, C^T qd)."""
+    M_ref = oracle.M(q)
+    C_ref = oracle.C(q, qd)
+    M, Mdot, C = dyn.coriolis(q, qd)
+    assert_close(M, M_ref, tol, f"{label} M (coriolis)")
+    assert_close(C, C_ref, tol, f"{label} C")
+    assert_close(Mdot, C_ref + C_ref.T, tol, f"{label} Mdot")
+    assert_close(dyn.mass_matrix(q), M_ref, tol, f"{label} M (mass_matrix)")
+    assert_close(dyn.gravity(q), oracle.g(q), tol, f"{label} g")
+    assert_close(dyn.inverse_dynamics(q, qd, qdd), oracle.rnea(q, qd, qdd), tol, f"{label} RNEA")
+    Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
+    assert_close(Cqd, C_ref @ qd, tol, f"{label} C qd")
+    assert_close(CTqd, C_ref.T @ qd, tol, f"{label} C^T qd")
+    assert_close(p, M_ref @ qd, tol, f"{label} M qd")
+
+
+FD_TOL = 1e-6
+EXACT_TOL = 1e-10
+
+
+def check_christoffel(dyn, oracle, q, qd, label):
+    n = dyn.nv
+    gamma = dyn.christoffel(q)
+    assert gamma.shape == (n, n, n)
+    # Against finite differences of Pinocchio's M.
+    assert_close(gamma, oracle.christoffel_fd(q), FD_TOL, f"{label} Gamma vs FD of Pinocchio M")
+    # Symmetry in the last two indices.
+    assert_close(gamma, gamma.transpose(0, 2, 1), EXACT_TOL, f"{label} Gamma_ijk = Gamma_ikj")
+    # dM_ij/dq_k = Gamma_ijk + Gamma_jik.
+    dM = gamma + gamma.transpose(1, 0, 2)
+    assert_close(dM, oracle.dM_fd(q), FD_TOL, f"{label} Gamma_ijk + Gamma_jik vs FD dM/dq")
+    # Consistency with Algorithm 1.
+    M, Mdot, C = dyn.coriolis(q, qd)
+    assert_close(C, np.einsum("ijk,k->ij", gamma, qd), EXACT_TOL, f"{label} C = Gamma qd")
+    return M, Mdot, C
+
+
+def check_identities(dyn, q, qd, label):
+    M, Mdot, C = dyn.coriolis(q, qd)
+    assert_close(Mdot, C + C.T, EXACT_TOL, f"{label} Mdot = C + C^T")
+    assert_close(M, M.T, EXACT_TOL, f"{label} M symmetric")
+    assert_close(Mdot, Mdot.T, EXACT_TOL, f"{label} Mdot symmetric")
+    S = Mdot - 2.0 * C
+    assert_close(
+        S + S.T,
+        np.zeros_like(S),
+        EXACT_TOL * max(1.0, np.linalg.norm(C)),
+        f"{label} Mdot - 2C skew",
+    )
+    tau0 = dyn.inverse_dynamics(q, qd, np.zeros(dyn.nv))
+    assert_close(C @ qd, tau0 - dyn.gravity(q), EXACT_TOL, f"{label} C qd = RNEA(q,qd,0) - g")
+    # Passivity: qd^T (Mdot - 2C) qd = 0.
+    assert abs(qd @ S @ qd) <= EXACT_TOL * max(1.0, np.linalg.norm(Mdot)) * (qd @ qd)
+    # Linearity of C in qd (Christoffel form): C(q, a qd1 + b qd2) = a C(q, qd1) + b C(q, qd2).
+    rng = np.random.default_rng(0)
+    qd2 = rng.normal(size=dyn.nv)
+    C2 = dyn.coriolis(q, qd2)[2]
+    C12 = dyn.coriolis(q, 2.0 * qd - 0.5 * qd2)[2]
+    assert_close(C12, 2.0 * C - 0.5 * C2, EXACT_TOL, f"{label} C linear in qd")
+    # M is positive semi-definite (some real robots, e.g. Romeo's fingers, have massless bodies).
+    eig = np.linalg.eigvalsh(0.5 * (M + M.T))
+    assert eig[0] >= -1e-12 * max(1.0, eig[-1]), f"{label} M has eigenvalue {eig[0]:.3e} < 0"
 
 
 # ----------------------------------------------------------------------------- oracle self-tests
