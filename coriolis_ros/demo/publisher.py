@@ -133,15 +133,21 @@ def main(argv=None) -> int:
     return 0
 
 
-def _run_loop(node, publisher, trajectory, rate, duration, stop, msg_type):
+def _run_loop(node, publisher, trajectory, rate, duration, stop, msg_type,
+              monotonic=time.monotonic, sleep=time.sleep):
+    """Publish trajectory samples at ``rate`` Hz until ``stop`` is non-empty or ``duration``.
+
+    Sample k is taken at trajectory time t = (monotonic() at its start) - t0, stamped with the
+    node clock; then the loop sleeps until t0 + (k + 1) / rate.
+    """
     clock = node.get_clock()
     msg = msg_type()
     msg.name = list(trajectory.names)
     period = 1.0 / rate
-    t0 = time.monotonic()
+    t0 = monotonic()
     tick = 0
     while not stop:
-        now = time.monotonic()
+        now = monotonic()
         t = now - t0
         if duration is not None and t >= duration:
             break
@@ -152,11 +158,11 @@ def _run_loop(node, publisher, trajectory, rate, duration, stop, msg_type):
         publisher.publish(msg)
         tick += 1
         deadline = t0 + tick * period
-        delay = deadline - time.monotonic()
+        delay = deadline - monotonic()
         if delay > 0:
-            time.sleep(delay)
+            sleep(delay)
         elif -delay > MAX_LAG_S:
-            tick = math.ceil((time.monotonic() - t0) / period)
+            tick = math.ceil((monotonic() - t0) / period)
 
 
 if __name__ == "__main__":

@@ -189,12 +189,14 @@ def main(argv=None) -> int:
     for note in notes:
         print(f"{PREFIX} {note}", flush=True)
 
-    py = sys.executable
-    monitor = [py, "-m", MONITOR_MODULE] + (["--count-inputs"] if args.count_inputs else [])
-    publisher = [py, "-m", PUBLISHER_MODULE, "--robot", args.robot,
+    # -P: do not put the working directory first on sys.path, so that running from a source
+    # checkout still starts the installed package (which holds the generated coriolis_ros.msg).
+    py = [sys.executable, "-P"]
+    monitor = [*py, "-m", MONITOR_MODULE] + (["--count-inputs"] if args.count_inputs else [])
+    publisher = [*py, "-m", PUBLISHER_MODULE, "--robot", args.robot,
                  "--rate", repr(args.rate), "--seed", str(args.seed)]
     demo = Demo(
-        [("coriolis node", [py, "-m", NODE_MODULE]), ("monitor", monitor),
+        [("coriolis node", [*py, "-m", NODE_MODULE]), ("monitor", monitor),
          ("publisher", publisher)],
         env,
         args.grace,
