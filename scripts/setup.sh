@@ -17,7 +17,7 @@ if venv_is_current; then
 else
     start=$SECONDS
     log "creating $VENV (about a minute, ~1 GB)"
-    rm -rf "$VENV"
+    rm -rf "$VENV" "$BUILD"  # the build tree refers to the old venv's files
     "$PYTHON_BOOTSTRAP" -m venv "$VENV"
     # One resolver run over all pins; constraints.txt fixes every transitive version too.
     # (The grep drops pip's noise about local index directories that lack a package.)
