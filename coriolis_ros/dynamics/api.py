@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import numba
+import threading
+
 import numpy as np
+from numba import types
 
 from .kernels.christoffel import christoffel as _christoffel
 from .kernels.coriolis_matrix import coriolis_matrix as _coriolis_matrix
@@ -14,6 +16,7 @@ from .kernels.coriolis_vectors import coriolis_vectors as _coriolis_vectors
 from .kernels.crba import mass_matrix as _mass_matrix
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
+from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, SIZE_OUT, SIZE_Q, SIZE_QD, SIZE_QDD
 from .kernels.spatial import WS_WIDTH
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
@@ -46,9 +49,6 @@ class Dynamics:
         self._vec = (n,)
         self._mat = (n, n)
         self._ten = (n, n, n)
-        self._run = {name: _Runner(k, None, name) for name, k in _KERNELS.items()}
-        for runner in self._run.values():
-            runner.table = self._run
 
     @classmethod
     def from_urdf(
@@ -91,51 +91,43 @@ class Dynamics:
 
     def coriolis(self, q, qd, out=None):
         """(M, Mdot, C) at (q, qd), Algorithm 1; C is Christoffel-consistent: Mdot = C + C^T."""
-        q = self._input(q, 0)
-        qd = self._input(qd, 1)
-        M, Mdot, C = self._outputs(out, 3, self._mat)
-        self._check(self._run["coriolis"](self._mi, self._mf, q, qd, self._ws, M, Mdot, C))
-        return M, Mdot, C
+        M, Mdot, C = out = self._outputs(out, 3, self._mat)
+        args = [self._mi, self._mf, q, qd, self._ws, M, Mdot, C]
+        self._call(_K.coriolis, args, (2, 3), out)
+        return out
 
     def christoffel(self, q, out=None):
         """Gamma (n, n, n) at q, Algorithm 2: Gamma[i, j, k] = dC_ij/dqd_k = Gamma[i, k, j]."""
-        q = self._input(q, 0)
-        (Gamma,) = self._outputs(out, 1, self._ten)
-        self._check(self._run["christoffel"](self._mi, self._mf, q, self._ws, Gamma))
+        (Gamma,) = out = self._outputs(out, 1, self._ten)
+        self._call(_K.christoffel, [self._mi, self._mf, q, self._ws, Gamma], (2,), out)
         return Gamma
 
     def mass_matrix(self, q, out=None):
         """M(q), composite-rigid-body algorithm."""
-        q = self._input(q, 0)
-        (M,) = self._outputs(out, 1, self._mat)
-        self._check(self._run["mass_matrix"](self._mi, self._mf, q, self._ws, M))
+        (M,) = out = self._outputs(out, 1, self._mat)
+        self._call(_K.mass_matrix, [self._mi, self._mf, q, self._ws, M], (2,), out)
         return M
 
     def gravity(self, q, out=None):
         """g(q), the generalized gravity force (the tau that holds the robot still)."""
-        q = self._input(q, 0)
-        (g,) = self._outputs(out, 1, self._vec)
-        self._check(self._run["gravity"](self._mi, self._mf, self._gravity, q, self._ws, g))
+        (g,) = out = self._outputs(out, 1, self._vec)
+        args = [self._mi, self._mf, self._gravity, q, self._ws, g]
+        self._call(_K.gravity, args, (3,), out)
         return g
 
     def inverse_dynamics(self, q, qd, qdd, out=None):
         """tau = M qdd + C qd + g, recursive Newton-Euler."""
-        q = self._input(q, 0)
-        qd = self._input(qd, 1)
-        qdd = self._input(qdd, 2)
-        (tau,) = self._outputs(out, 1, self._vec)
-        run = self._run["inverse_dynamics"]
-        self._check(run(self._mi, self._mf, self._gravity, q, qd, qdd, self._ws, tau))
+        (tau,) = out = self._outputs(out, 1, self._vec)
+        args = [self._mi, self._mf, self._gravity, q, qd, qdd, self._ws, tau]
+        self._call(_K.inverse_dynamics, args, (3, 4, 5), out)
         return tau
 
     def coriolis_vectors(self, q, qd, out=None):
         """(C qd, C^T qd, M qd) in O(N) without forming C."""
-        q = self._input(q, 0)
-        qd = self._input(qd, 1)
-        Cqd, CTqd, p = self._outputs(out, 3, self._vec)
-        run = self._run["coriolis_vectors"]
-        self._check(run(self._mi, self._mf, q, qd, self._ws, Cqd, CTqd, p))
-        return Cqd, CTqd, p
+        Cqd, CTqd, p = out = self._outputs(out, 3, self._vec)
+        args = [self._mi, self._mf, q, qd, self._ws, Cqd, CTqd, p]
+        self._call(_K.coriolis_vectors, args, (2, 3), out)
+        return out
 
     def warmup(self) -> None:
         """Compile, or load from Numba's on-disk cache, every kernel, so no later call compiles."""
@@ -148,77 +140,100 @@ class Dynamics:
         self.coriolis_vectors(q, q)
 
     # ------------------------------------------------------------------ validation
+    #
+    # The fast path does no checking in Python: each kernel is compiled for one
+    # signature (float64, C-contiguous, writeable arrays) with further
+    # compilation disabled, so Numba's C dispatcher rejects any other argument
+    # type with a TypeError, and the kernels check lengths and finiteness and
+    # return a status code.  Only then does Python look closer.
 
-    def _input(self, x, which: int) -> np.ndarray:
-        # Fast path: exactly the array type the kernels are compiled for.
-        if type(x) is np.ndarray and x.dtype is _F64 and x.shape == self._vec and x.flags.carray:
-            return x
-        name = _NAMES[which]
+    def _call(self, kernel, args: list, inputs: tuple, out: tuple) -> None:
+        try:
+            status = kernel(*args)
+        except TypeError:
+            for position, which in zip(inputs, range(3), strict=False):
+                args[position] = self._coerce(args[position], which)
+            for arr in out:
+                self._check_out(arr)
+            status = kernel(*args)
+        if status:
+            self._fail(status, args, inputs, out)
+
+    def _coerce(self, x, which: int) -> np.ndarray:
         try:
             arr = np.array(x, dtype=np.float64, copy=True)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be a sequence of {self.nv} numbers: {exc}") from None
+            raise ValueError(
+                f"{_NAMES[which]} must be a sequence of {self.nv} numbers: {exc}"
+            ) from None
         if arr.shape != self._vec:
-            raise ValueError(f"{name} must have shape ({self.nv},), got {arr.shape}")
+            raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {arr.shape}")
         return arr
 
     @staticmethod
-    def _outputs(out, count: int, shape: tuple) -> tuple:
+    def _check_out(arr) -> None:
+        if not (type(arr) is np.ndarray and arr.dtype == _F64 and arr.flags.carray):
+            got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
+            raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
+
+    def _outputs(self, out, count: int, shape: tuple) -> tuple:
         if out is None:
-            return tuple(np.empty(shape) for _ in range(count))
-        if count == 1 and not isinstance(out, tuple):
-            out = (out,)
-        if not isinstance(out, tuple) or len(out) != count:
+            if count == 1:
+                return (np.empty(shape),)
+            return (np.empty(shape), np.empty(shape), np.empty(shape))
+        if count == 1:
+            return (out,)
+        if type(out) is not tuple or len(out) != count:
             raise ValueError(f"out must be a tuple of {count} arrays")
-        for arr in out:
-            if not (
-                type(arr) is np.ndarray
-                and arr.dtype is _F64
-                and arr.shape == shape
-                and arr.flags.carray
-            ):
-                got = (
-                    f"{type(arr).__name__} {getattr(arr, 'dtype', '')} {getattr(arr, 'shape', '')}"
-                )
-                raise ValueError(
-                    f"out arrays must be writeable C-contiguous float64 of shape {shape}, got {got}"
-                )
-        if count == 3 and (out[0] is out[1] or out[0] is out[2] or out[1] is out[2]):
+        if out[0] is out[1] or out[0] is out[2] or out[1] is out[2]:
             raise ValueError("out arrays must be distinct")
         return out
 
-    def _check(self, status: int) -> None:
-        if status:
-            raise ValueError(f"{_NAMES[status - 1]} has a NaN or infinite entry")
+    def _fail(self, status: int, args: list, inputs: tuple, out: tuple) -> None:
+        if status in (BAD_Q, BAD_QD, BAD_QDD):
+            raise ValueError(f"{_NAMES[status - BAD_Q]} has a NaN or infinite entry")
+        if status in (SIZE_Q, SIZE_QD, SIZE_QDD):
+            which = status - SIZE_Q
+            got = np.shape(args[inputs[which]])
+            raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {got}")
+        if status == SIZE_OUT:
+            shapes = ", ".join(str(np.shape(arr)) for arr in out)
+            raise ValueError(f"out arrays have the wrong shape: {shapes}")
+        raise RuntimeError(f"internal error: kernel status {status}")
 
 
-class _Runner:
-    """Calls a kernel, then binds the compiled entry point to skip Numba's type dispatch.
-
-    Every call site passes arrays of one type signature (validated above), so
-    after the first call the specialised machine-code wrapper can be called
-    directly; this saves about a microsecond a call.  Falls back to the
-    dispatcher if Numba does not expose the entry point.
-    """
-
-    def __init__(self, dispatcher, table: dict, name: str):
-        self.dispatcher, self.table, self.name = dispatcher, table, name
-
-    def __call__(self, *args):
-        status = self.dispatcher(*args)
-        try:
-            sig = tuple(numba.typeof(a) for a in args)
-            self.table[self.name] = self.dispatcher.overloads[sig].entry_point
-        except (AttributeError, KeyError):
-            self.table[self.name] = self.dispatcher
-        return status
-
-
-_KERNELS = {
-    "coriolis": _coriolis_matrix,
-    "christoffel": _christoffel,
-    "mass_matrix": _mass_matrix,
-    "gravity": _generalized_gravity,
-    "inverse_dynamics": _inverse_dynamics,
-    "coriolis_vectors": _coriolis_vectors,
+# One signature per kernel: read-only model arrays, writeable C-contiguous float64 data.
+_RI2 = types.Array(types.int64, 2, "C", readonly=True)
+_RF1 = types.Array(types.float64, 1, "C", readonly=True)
+_RF2 = types.Array(types.float64, 2, "C", readonly=True)
+_F1 = types.Array(types.float64, 1, "C")
+_F2 = types.Array(types.float64, 2, "C")
+_F3 = types.Array(types.float64, 3, "C")
+_SIGNATURES = {
+    "coriolis": (_coriolis_matrix, (_RI2, _RF2, _F1, _F1, _F2, _F2, _F2, _F2)),
+    "christoffel": (_christoffel, (_RI2, _RF2, _F1, _F2, _F3)),
+    "mass_matrix": (_mass_matrix, (_RI2, _RF2, _F1, _F2, _F2)),
+    "gravity": (_generalized_gravity, (_RI2, _RF2, _RF1, _F1, _F2, _F1)),
+    "inverse_dynamics": (_inverse_dynamics, (_RI2, _RF2, _RF1, _F1, _F1, _F1, _F2, _F1)),
+    "coriolis_vectors": (_coriolis_vectors, (_RI2, _RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
 }
+
+
+class _Kernels:
+    """Each kernel, compiled (or loaded from the on-disk cache) on first use, then frozen."""
+
+    _lock = threading.Lock()
+
+    def __getattr__(self, name: str):
+        if name not in _SIGNATURES:
+            raise AttributeError(name)
+        with self._lock:
+            if name not in self.__dict__:
+                dispatcher, argtypes = _SIGNATURES[name]
+                dispatcher.compile(types.int64(*argtypes))
+                dispatcher.disable_compile()
+                self.__dict__[name] = dispatcher
+        return self.__dict__[name]
+
+
+_K = _Kernels()

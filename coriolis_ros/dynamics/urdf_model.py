@@ -303,6 +303,10 @@ def _build(robot, gravity: np.ndarray) -> Model:
         )
 
     n = len(names)
+    if n == 0:
+        raise URDFError(
+            "the robot has no revolute, continuous or prismatic joint: no dynamics to compute"
+        )
     bodies = [_BodyInertia() for _ in range(n)]
     for link_name, link in links.items():
         props = _link_inertia(link)

@@ -10,16 +10,22 @@ With Btilde = B(Phi_k, IC_k) = [[P, 0], [-(L x), 0]] and IC_k Phi_k = (n, L),
 so F2 and F3 have a zero bottom half (line 9).
 """
 
-from .kinematics import all_finite, forward_positions
+from .kinematics import BAD_Q, SIZE_OUT, SIZE_Q, SIZE_WS, all_finite, forward_positions, model_ok
 from .spatial import WS_IC, WS_S, add_rows, body_factor, cross, dot3, dot6, inertia_times, kernel
 
 
 @kernel
 def christoffel(mi, mf, q, ws, Gamma):
-    """Fill Gamma (n, n, n); returns 0, or 1 if q has a non-finite entry."""
+    """Fill Gamma (n, n, n); returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
+    n = mf.shape[0]
+    if not model_ok(mi, mf, ws):
+        return SIZE_WS
+    if q.shape[0] != n:
+        return SIZE_Q
+    if Gamma.shape[0] != n or Gamma.shape[1] != n or Gamma.shape[2] != n:
+        return SIZE_OUT
     if not all_finite(q):
-        return 1
-    n = q.shape[0]
+        return BAD_Q
     forward_positions(mi, mf, q, ws)  # lines 1-3: IC_i = I_i
     for a in range(n):
         for b in range(n):

@@ -10,7 +10,18 @@ note: Pinocchio's variant), so the congruence transforms of lines 17, 24 and
 and only its top half is kept.
 """
 
-from .kinematics import all_finite, forward_positions, forward_velocities
+from .kinematics import (
+    BAD_Q,
+    BAD_QD,
+    SIZE_OUT,
+    SIZE_WS,
+    all_finite,
+    forward_positions,
+    forward_velocities,
+    model_ok,
+    square_ok,
+    vectors_ok,
+)
 from .spatial import (
     WS_BL,
     WS_BP,
@@ -31,12 +42,19 @@ from .spatial import (
 
 @kernel
 def coriolis_matrix(mi, mf, q, qd, ws, M, Mdot, C):
-    """Fill M, Mdot and C; returns 0, or 1 / 2 if q / qd has a non-finite entry."""
+    """Fill M, Mdot and C; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
+    n = mf.shape[0]
+    if not model_ok(mi, mf, ws):
+        return SIZE_WS
+    status = vectors_ok(n, q, qd, qd)
+    if status:
+        return status
+    if not (square_ok(n, M) and square_ok(n, Mdot) and square_ok(n, C)):
+        return SIZE_OUT
     if not all_finite(q):
-        return 1
+        return BAD_Q
     if not all_finite(qd):
-        return 2
-    n = q.shape[0]
+        return BAD_QD
     forward_positions(mi, mf, q, ws)  # line 5: IC_i = I_i
     forward_velocities(mi, qd, ws)  # lines 3-4
     for i in range(n):  # line 6: BC_i = B(v_i, I_i)

@@ -9,7 +9,17 @@ With h_i = I_i v_i and hC_i its sum over the subtree of i:
   (Mdot = C + C^T), the term momentum-based disturbance observers need.
 """
 
-from .kinematics import all_finite, forward_positions, forward_velocities
+from .kinematics import (
+    BAD_Q,
+    BAD_QD,
+    SIZE_OUT,
+    SIZE_WS,
+    all_finite,
+    forward_positions,
+    forward_velocities,
+    model_ok,
+    vectors_ok,
+)
 from .spatial import (
     WS_A,
     WS_F,
@@ -28,12 +38,19 @@ from .spatial import (
 
 @kernel
 def coriolis_vectors(mi, mf, q, qd, ws, Cqd, CTqd, p):
-    """Fill Cqd, CTqd and p; returns 0, or 1 / 2 if q / qd has a non-finite entry."""
+    """Fill Cqd, CTqd and p; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
+    n = mf.shape[0]
+    if not model_ok(mi, mf, ws):
+        return SIZE_WS
+    status = vectors_ok(n, q, qd, qd)
+    if status:
+        return status
+    if Cqd.shape[0] != n or CTqd.shape[0] != n or p.shape[0] != n:
+        return SIZE_OUT
     if not all_finite(q):
-        return 1
+        return BAD_Q
     if not all_finite(qd):
-        return 2
-    n = q.shape[0]
+        return BAD_QD
     forward_positions(mi, mf, q, ws)
     forward_velocities(mi, qd, ws)
     for i in range(n):

@@ -3,16 +3,31 @@
 M_ij = Phi_i . IC_j Phi_j for every ancestor i of j (Featherstone, RBDA ch. 6).
 """
 
-from .kinematics import all_finite, forward_positions
+from .kinematics import (
+    BAD_Q,
+    SIZE_OUT,
+    SIZE_Q,
+    SIZE_WS,
+    all_finite,
+    forward_positions,
+    model_ok,
+    square_ok,
+)
 from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, kernel
 
 
 @kernel
 def mass_matrix(mi, mf, q, ws, M):
-    """Fill M; returns 0, or 1 if q has a non-finite entry."""
+    """Fill M; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
+    n = mf.shape[0]
+    if not model_ok(mi, mf, ws):
+        return SIZE_WS
+    if q.shape[0] != n:
+        return SIZE_Q
+    if not square_ok(n, M):
+        return SIZE_OUT
     if not all_finite(q):
-        return 1
-    n = q.shape[0]
+        return BAD_Q
     forward_positions(mi, mf, q, ws)
     for r in range(n):
         for c in range(n):

@@ -2,8 +2,44 @@
 
 import math
 
-from ..model import MF_C, MF_I, MF_M, MF_R, MF_T, PRISMATIC
-from .spatial import WS_I, WS_IC, WS_P, WS_R, WS_S, WS_SD, WS_V, cross, kernel
+from ..model import MF_C, MF_I, MF_M, MF_R, MF_T, MF_WIDTH, PRISMATIC
+from .spatial import WS_I, WS_IC, WS_P, WS_R, WS_S, WS_SD, WS_V, WS_WIDTH, cross, kernel
+
+
+# Status codes the kernels return (0: success); the API turns them into ValueErrors.
+BAD_Q, BAD_QD, BAD_QDD = 1, 2, 3  # a NaN or infinite entry
+SIZE_Q, SIZE_QD, SIZE_QDD = 11, 12, 13  # wrong length
+SIZE_OUT = 20  # an output array of the wrong shape
+SIZE_WS = 30  # a workspace that does not fit the model
+
+
+@kernel
+def vectors_ok(n, a, b, c):
+    """0 if q, qd, qdd have length n, else the SIZE_* code of the first that does not."""
+    if a.shape[0] != n:
+        return SIZE_Q
+    if b.shape[0] != n:
+        return SIZE_QD
+    if c.shape[0] != n:
+        return SIZE_QDD
+    return 0
+
+
+@kernel
+def model_ok(mi, mf, ws):
+    n = mf.shape[0]
+    return (
+        mf.shape[1] == MF_WIDTH
+        and mi.shape[0] == 2
+        and mi.shape[1] == n
+        and ws.shape[0] >= n
+        and ws.shape[1] == WS_WIDTH
+    )
+
+
+@kernel
+def square_ok(n, x):
+    return x.shape[0] == n and x.shape[1] == n
 
 
 @kernel

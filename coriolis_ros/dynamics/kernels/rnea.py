@@ -6,7 +6,19 @@ a_i = a_p(i) + Phi_i qdd_i + Phidot_i qd_i and
 f_i = I_i a_i + v_i x* (I_i v_i); tau_i = Phi_i . sum of f over the subtree of i.
 """
 
-from .kinematics import all_finite, forward_positions, forward_velocities
+from .kinematics import (
+    BAD_Q,
+    BAD_QD,
+    BAD_QDD,
+    SIZE_OUT,
+    SIZE_Q,
+    SIZE_WS,
+    all_finite,
+    forward_positions,
+    forward_velocities,
+    model_ok,
+    vectors_ok,
+)
 from .spatial import (
     WS_A,
     WS_F,
@@ -25,14 +37,21 @@ from .spatial import (
 
 @kernel
 def inverse_dynamics(mi, mf, gravity, q, qd, qdd, ws, tau):
-    """Fill tau; returns 0, or 1 / 2 / 3 if q / qd / qdd has a non-finite entry."""
+    """Fill tau; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
+    n = mf.shape[0]
+    if not model_ok(mi, mf, ws) or gravity.shape[0] != 3:
+        return SIZE_WS
+    status = vectors_ok(n, q, qd, qdd)
+    if status:
+        return status
+    if tau.shape[0] != n:
+        return SIZE_OUT
     if not all_finite(q):
-        return 1
+        return BAD_Q
     if not all_finite(qd):
-        return 2
+        return BAD_QD
     if not all_finite(qdd):
-        return 3
-    n = q.shape[0]
+        return BAD_QDD
     forward_positions(mi, mf, q, ws)
     forward_velocities(mi, qd, ws)
     for i in range(n):
@@ -70,14 +89,20 @@ def inverse_dynamics(mi, mf, gravity, q, qd, qdd, ws, tau):
 
 @kernel
 def generalized_gravity(mi, mf, gravity, q, ws, g):
-    """Fill g = RNEA(q, 0, 0); returns 0, or 1 if q has a non-finite entry.
+    """Fill g = RNEA(q, 0, 0); returns 0 or a status code (kinematics.BAD_*, SIZE_*).
 
     With v = 0 and a = a_0 everywhere, f_i = I_i a_0 = (h_i x (-g), -m_i g), so only
     the composite mass and first moment (m, h of IC) are needed.
     """
+    n = mf.shape[0]
+    if not model_ok(mi, mf, ws) or gravity.shape[0] != 3:
+        return SIZE_WS
+    if q.shape[0] != n:
+        return SIZE_Q
+    if g.shape[0] != n:
+        return SIZE_OUT
     if not all_finite(q):
-        return 1
-    n = q.shape[0]
+        return BAD_Q
     forward_positions(mi, mf, q, ws)
     ax, ay, az = -gravity[0], -gravity[1], -gravity[2]
     for j in range(n - 1, -1, -1):
