@@ -1,0 +1,67 @@
+"""Smoke test of bench/bench_dynamics.py: it runs and prints the expected table (never speed).
+
+Runs ``bench_dynamics.py --quick --markdown --robots ur5`` in a subprocess and checks the
+UR5 table has one row per compared operation with numeric times, that the built-in check
+against Pinocchio found the same C and Γ, and that the summary row is present.  Pinocchio and
+example-robot-data are benchmark dependencies, installed in the project venv by ``make setup``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pinocchio", reason="benchmarks need Pinocchio (installed by make setup)")
+
+SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "bench_dynamics.py"
+EXPECTED_ROWS = (
+    "C: coriolis (M, Ṁ, C) vs computeCoriolisMatrix",
+    "C q̇: coriolis_vectors (Cq̇, Cᵀq̇, Mq̇) vs rnea",
+    "g: gravity vs computeGeneralizedGravity",
+    "τ: inverse_dynamics vs rnea",
+    "M: mass_matrix vs crba",
+    "Γ: christoffel vs nv × computeCoriolisMatrix",
+)
+
+
+def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def test_quick_markdown_run_on_ur5_prints_the_table():
+    proc = _run("--quick", "--markdown", "--robots", "ur5", "--no-overhead")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+
+    title = re.search(r"^### UR5: nv=6, tree depth=6 .*err C ([0-9.e+-]+), Γ ([0-9.e+-]+)\)$",
+                      out, re.M)
+    assert title, out
+    assert float(title.group(1)) < 1e-9 and float(title.group(2)) < 1e-9
+
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and cells[0] in EXPECTED_ROWS:
+            rows[cells[0]] = cells
+    assert sorted(rows) == sorted(EXPECTED_ROWS)
+    for label, cells in rows.items():
+        # ours med/min, pin med/min, ratio min/med: positive finite numbers.
+        numbers = [float(c) for c in cells[1:7]]
+        assert all(0.0 < x < 1e7 for x in numbers), (label, cells)
+
+    summary = [line for line in out.splitlines() if line.startswith("| UR5 | 6 | 6 |")]
+    assert len(summary) == 1, out
+    assert "Call overhead" not in out
+
+
+def test_unknown_robot_is_rejected():
+    proc = _run("--robots", "nosuchrobot", timeout=60)
+    assert proc.returncode == 2
+    assert "unknown robot" in proc.stderr
