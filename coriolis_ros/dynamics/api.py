@@ -42,7 +42,6 @@ class Dynamics:
     def __init__(self, model: Model):
         self.model = model
         n = model.nv
-        self._mi = model.mi
         self._mf = model.mf
         self._gravity = model.gravity
         self._ws = np.zeros((max(n, 1), WS_WIDTH))
@@ -92,41 +91,41 @@ class Dynamics:
     def coriolis(self, q, qd, out=None):
         """(M, Mdot, C) at (q, qd), Algorithm 1; C is Christoffel-consistent: Mdot = C + C^T."""
         M, Mdot, C = out = self._outputs(out, 3, self._mat)
-        args = [self._mi, self._mf, q, qd, self._ws, M, Mdot, C]
-        self._call(_K.coriolis, args, (2, 3), out)
+        args = [self._mf, q, qd, self._ws, M, Mdot, C]
+        self._call(_K.coriolis, args, (1, 2), out)
         return out
 
     def christoffel(self, q, out=None):
         """Gamma (n, n, n) at q, Algorithm 2: Gamma[i, j, k] = dC_ij/dqd_k = Gamma[i, k, j]."""
         (Gamma,) = out = self._outputs(out, 1, self._ten)
-        self._call(_K.christoffel, [self._mi, self._mf, q, self._ws, Gamma], (2,), out)
+        self._call(_K.christoffel, [self._mf, q, self._ws, Gamma], (1,), out)
         return Gamma
 
     def mass_matrix(self, q, out=None):
         """M(q), composite-rigid-body algorithm."""
         (M,) = out = self._outputs(out, 1, self._mat)
-        self._call(_K.mass_matrix, [self._mi, self._mf, q, self._ws, M], (2,), out)
+        self._call(_K.mass_matrix, [self._mf, q, self._ws, M], (1,), out)
         return M
 
     def gravity(self, q, out=None):
         """g(q), the generalized gravity force (the tau that holds the robot still)."""
         (g,) = out = self._outputs(out, 1, self._vec)
-        args = [self._mi, self._mf, self._gravity, q, self._ws, g]
-        self._call(_K.gravity, args, (3,), out)
+        args = [self._mf, self._gravity, q, self._ws, g]
+        self._call(_K.gravity, args, (2,), out)
         return g
 
     def inverse_dynamics(self, q, qd, qdd, out=None):
         """tau = M qdd + C qd + g, recursive Newton-Euler."""
         (tau,) = out = self._outputs(out, 1, self._vec)
-        args = [self._mi, self._mf, self._gravity, q, qd, qdd, self._ws, tau]
-        self._call(_K.inverse_dynamics, args, (3, 4, 5), out)
+        args = [self._mf, self._gravity, q, qd, qdd, self._ws, tau]
+        self._call(_K.inverse_dynamics, args, (2, 3, 4), out)
         return tau
 
     def coriolis_vectors(self, q, qd, out=None):
         """(C qd, C^T qd, M qd) in O(N) without forming C."""
         Cqd, CTqd, p = out = self._outputs(out, 3, self._vec)
-        args = [self._mi, self._mf, q, qd, self._ws, Cqd, CTqd, p]
-        self._call(_K.coriolis_vectors, args, (2, 3), out)
+        args = [self._mf, q, qd, self._ws, Cqd, CTqd, p]
+        self._call(_K.coriolis_vectors, args, (1, 2), out)
         return out
 
     def warmup(self) -> None:
@@ -203,19 +202,18 @@ class Dynamics:
 
 
 # One signature per kernel: read-only model arrays, writeable C-contiguous float64 data.
-_RI2 = types.Array(types.int64, 2, "C", readonly=True)
 _RF1 = types.Array(types.float64, 1, "C", readonly=True)
 _RF2 = types.Array(types.float64, 2, "C", readonly=True)
 _F1 = types.Array(types.float64, 1, "C")
 _F2 = types.Array(types.float64, 2, "C")
 _F3 = types.Array(types.float64, 3, "C")
 _SIGNATURES = {
-    "coriolis": (_coriolis_matrix, (_RI2, _RF2, _F1, _F1, _F2, _F2, _F2, _F2)),
-    "christoffel": (_christoffel, (_RI2, _RF2, _F1, _F2, _F3)),
-    "mass_matrix": (_mass_matrix, (_RI2, _RF2, _F1, _F2, _F2)),
-    "gravity": (_generalized_gravity, (_RI2, _RF2, _RF1, _F1, _F2, _F1)),
-    "inverse_dynamics": (_inverse_dynamics, (_RI2, _RF2, _RF1, _F1, _F1, _F1, _F2, _F1)),
-    "coriolis_vectors": (_coriolis_vectors, (_RI2, _RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
+    "coriolis": (_coriolis_matrix, (_RF2, _F1, _F1, _F2, _F2, _F2, _F2)),
+    "christoffel": (_christoffel, (_RF2, _F1, _F2, _F3)),
+    "mass_matrix": (_mass_matrix, (_RF2, _F1, _F2, _F2)),
+    "gravity": (_generalized_gravity, (_RF2, _RF1, _F1, _F2, _F1)),
+    "inverse_dynamics": (_inverse_dynamics, (_RF2, _RF1, _F1, _F1, _F1, _F2, _F1)),
+    "coriolis_vectors": (_coriolis_vectors, (_RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
 }
 
 

@@ -16,7 +16,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .model import MF_C, MF_I, MF_M, MF_R, MF_T, MF_WIDTH, PRISMATIC, REVOLUTE, Model
+from .model import (
+    MF_C,
+    MF_I,
+    MF_M,
+    MF_PARENT,
+    MF_R,
+    MF_T,
+    MF_TYPE,
+    MF_WIDTH,
+    PRISMATIC,
+    REVOLUTE,
+    Model,
+)
 
 SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -325,14 +337,14 @@ def _build(robot, gravity: np.ndarray) -> Model:
         mf[i, MF_M] = mass
         mf[i, MF_C : MF_C + 3] = com
         mf[i, MF_I : MF_I + 9] = inertia.reshape(-1)
-    mi = np.array([parents, kinds], dtype=np.int64).reshape(2, n)
+        mf[i, MF_PARENT] = parents[i]
+        mf[i, MF_TYPE] = kinds[i]
     return Model(
         name=robot.name or "robot",
         joint_names=tuple(names),
         joint_types=tuple(types),
         body_links=tuple(body_links),
         root_link=root,
-        mi=mi,
         mf=mf,
         gravity=gravity,
     )

@@ -10,15 +10,16 @@ With Btilde = B(Phi_k, IC_k) = [[P, 0], [-(L x), 0]] and IC_k Phi_k = (n, L),
 so F2 and F3 have a zero bottom half (line 9).
 """
 
+from ..model import MF_PARENT
 from .kinematics import BAD_Q, SIZE_OUT, SIZE_Q, SIZE_WS, all_finite, forward_positions, model_ok
 from .spatial import WS_IC, WS_S, add_rows, body_factor, cross, dot3, dot6, inertia_times, kernel
 
 
 @kernel
-def christoffel(mi, mf, q, ws, Gamma):
+def christoffel(mf, q, ws, Gamma):
     """Fill Gamma (n, n, n); returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mi, mf, ws):
+    if not model_ok(mf, ws):
         return SIZE_WS
     if q.shape[0] != n:
         return SIZE_Q
@@ -26,7 +27,7 @@ def christoffel(mi, mf, q, ws, Gamma):
         return SIZE_OUT
     if not all_finite(q):
         return BAD_Q
-    forward_positions(mi, mf, q, ws)  # lines 1-3: IC_i = I_i
+    forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
     for a in range(n):
         for b in range(n):
             for c in range(n):
@@ -67,9 +68,9 @@ def christoffel(mi, mf, q, ws, Gamma):
                 Gamma[j, k, i] = g2
                 Gamma[k, i, j] = g3  # line 14
                 Gamma[k, j, i] = g3
-                i = mi[0, i]
-            j = mi[0, j]
-        b = mi[0, k]
+                i = int(mf[i, MF_PARENT])
+            j = int(mf[j, MF_PARENT])
+        b = int(mf[k, MF_PARENT])
         if b >= 0:  # line 22
             add_rows(ws, b, k, WS_IC, 10)
     return 0

@@ -10,6 +10,7 @@ note: Pinocchio's variant), so the congruence transforms of lines 17, 24 and
 and only its top half is kept.
 """
 
+from ..model import MF_PARENT
 from .kinematics import (
     BAD_Q,
     BAD_QD,
@@ -41,10 +42,10 @@ from .spatial import (
 
 
 @kernel
-def coriolis_matrix(mi, mf, q, qd, ws, M, Mdot, C):
+def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
     """Fill M, Mdot and C; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mi, mf, ws):
+    if not model_ok(mf, ws):
         return SIZE_WS
     status = vectors_ok(n, q, qd, qd)
     if status:
@@ -55,8 +56,8 @@ def coriolis_matrix(mi, mf, q, qd, ws, M, Mdot, C):
         return BAD_Q
     if not all_finite(qd):
         return BAD_QD
-    forward_positions(mi, mf, q, ws)  # line 5: IC_i = I_i
-    forward_velocities(mi, qd, ws)  # lines 3-4
+    forward_positions(mf, q, ws)  # line 5: IC_i = I_i
+    forward_velocities(mf, qd, ws)  # lines 3-4
     for i in range(n):  # line 6: BC_i = B(v_i, I_i)
         p00, p01, p02, p10, p11, p12, p20, p21, p22, lx, ly, lz = body_factor(
             ws, i, WS_I,
@@ -110,7 +111,7 @@ def coriolis_matrix(mi, mf, q, qd, ws, M, Mdot, C):
             + cjj
             + dot3(ws, j, WS_S, f30, f31, f32)
         )
-        i = mi[0, j]
+        i = int(mf[j, MF_PARENT])
         while i >= 0:  # lines 16-23 (no transform in world coordinates)
             cij = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
             cji = dot6(ws, i, WS_SD, f20, f21, f22, f23, f24, f25) + dot3(
@@ -123,8 +124,8 @@ def coriolis_matrix(mi, mf, q, qd, ws, M, Mdot, C):
             M[j, i] = mij
             Mdot[i, j] = cij + cji
             Mdot[j, i] = cij + cji
-            i = mi[0, i]
-        b = mi[0, j]
+            i = int(mf[i, MF_PARENT])
+        b = int(mf[j, MF_PARENT])
         if b >= 0:  # lines 24-25
             add_rows(ws, b, j, WS_IC, 10)
             add_rows(ws, b, j, WS_BP, 12)

@@ -9,6 +9,7 @@ With h_i = I_i v_i and hC_i its sum over the subtree of i:
   (Mdot = C + C^T), the term momentum-based disturbance observers need.
 """
 
+from ..model import MF_PARENT
 from .kinematics import (
     BAD_Q,
     BAD_QD,
@@ -37,10 +38,10 @@ from .spatial import (
 
 
 @kernel
-def coriolis_vectors(mi, mf, q, qd, ws, Cqd, CTqd, p):
+def coriolis_vectors(mf, q, qd, ws, Cqd, CTqd, p):
     """Fill Cqd, CTqd and p; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mi, mf, ws):
+    if not model_ok(mf, ws):
         return SIZE_WS
     status = vectors_ok(n, q, qd, qd)
     if status:
@@ -51,10 +52,10 @@ def coriolis_vectors(mi, mf, q, qd, ws, Cqd, CTqd, p):
         return BAD_Q
     if not all_finite(qd):
         return BAD_QD
-    forward_positions(mi, mf, q, ws)
-    forward_velocities(mi, qd, ws)
+    forward_positions(mf, q, ws)
+    forward_velocities(mf, qd, ws)
     for i in range(n):
-        b = mi[0, i]
+        b = int(mf[i, MF_PARENT])
         qdi = qd[i]
         for c in range(6):
             acc = ws[i, WS_SD + c] * qdi
@@ -83,7 +84,7 @@ def coriolis_vectors(mi, mf, q, qd, ws, Cqd, CTqd, p):
                       ws[j, WS_F + 3], ws[j, WS_F + 4], ws[j, WS_F + 5])  # fmt: skip
         p[j] = dot6(ws, j, WS_S, h0, h1, h2, h3, h4, h5)
         CTqd[j] = dot6(ws, j, WS_SD, h0, h1, h2, h3, h4, h5)
-        b = mi[0, j]
+        b = int(mf[j, MF_PARENT])
         if b >= 0:
             add_rows(ws, b, j, WS_F, 6)
             add_rows(ws, b, j, WS_H, 6)

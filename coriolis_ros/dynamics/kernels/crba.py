@@ -3,6 +3,7 @@
 M_ij = Phi_i . IC_j Phi_j for every ancestor i of j (Featherstone, RBDA ch. 6).
 """
 
+from ..model import MF_PARENT
 from .kinematics import (
     BAD_Q,
     SIZE_OUT,
@@ -17,10 +18,10 @@ from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, kernel
 
 
 @kernel
-def mass_matrix(mi, mf, q, ws, M):
+def mass_matrix(mf, q, ws, M):
     """Fill M; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mi, mf, ws):
+    if not model_ok(mf, ws):
         return SIZE_WS
     if q.shape[0] != n:
         return SIZE_Q
@@ -28,7 +29,7 @@ def mass_matrix(mi, mf, q, ws, M):
         return SIZE_OUT
     if not all_finite(q):
         return BAD_Q
-    forward_positions(mi, mf, q, ws)
+    forward_positions(mf, q, ws)
     for r in range(n):
         for c in range(n):
             M[r, c] = 0.0
@@ -43,8 +44,8 @@ def mass_matrix(mi, mf, q, ws, M):
             mij = dot6(ws, i, WS_S, f0, f1, f2, f3, f4, f5)
             M[i, j] = mij
             M[j, i] = mij
-            i = mi[0, i]
-        b = mi[0, j]
+            i = int(mf[i, MF_PARENT])
+        b = int(mf[j, MF_PARENT])
         if b >= 0:
             add_rows(ws, b, j, WS_IC, 10)
     return 0

@@ -2,7 +2,7 @@
 
 import math
 
-from ..model import MF_C, MF_I, MF_M, MF_R, MF_T, MF_WIDTH, PRISMATIC
+from ..model import MF_C, MF_I, MF_M, MF_PARENT, MF_R, MF_T, MF_TYPE, MF_WIDTH, PRISMATIC
 from .spatial import WS_I, WS_IC, WS_P, WS_R, WS_S, WS_SD, WS_V, WS_WIDTH, cross, kernel
 
 
@@ -26,15 +26,9 @@ def vectors_ok(n, a, b, c):
 
 
 @kernel
-def model_ok(mi, mf, ws):
+def model_ok(mf, ws):
     n = mf.shape[0]
-    return (
-        mf.shape[1] == MF_WIDTH
-        and mi.shape[0] == 2
-        and mi.shape[1] == n
-        and ws.shape[0] >= n
-        and ws.shape[1] == WS_WIDTH
-    )
+    return mf.shape[1] == MF_WIDTH and ws.shape[0] >= n and ws.shape[1] == WS_WIDTH
 
 
 @kernel
@@ -51,7 +45,7 @@ def all_finite(x):
 
 
 @kernel
-def forward_positions(mi, mf, q, ws):
+def forward_positions(mf, q, ws):
     """World pose, Phi and spatial inertia of every body; IC initialised to I.
 
     Body i's frame is its joint frame (joint axis = local z) rotated by q_i about
@@ -60,7 +54,7 @@ def forward_positions(mi, mf, q, ws):
     """
     n = q.shape[0]
     for i in range(n):
-        b = mi[0, i]
+        b = int(mf[i, MF_PARENT])
         t0, t1, t2 = mf[i, MF_T], mf[i, MF_T + 1], mf[i, MF_T + 2]
         if b < 0:  # the fixed base is the world frame
             a00, a01, a02 = mf[i, MF_R], mf[i, MF_R + 1], mf[i, MF_R + 2]
@@ -87,7 +81,7 @@ def forward_positions(mi, mf, q, ws):
             py = ws[b, WS_P + 1] + r10 * t0 + r11 * t1 + r12 * t2
             pz = ws[b, WS_P + 2] + r20 * t0 + r21 * t1 + r22 * t2
         qi = q[i]
-        if mi[1, i] == PRISMATIC:
+        if mf[i, MF_TYPE] == PRISMATIC:
             px += a02 * qi
             py += a12 * qi
             pz += a22 * qi
@@ -138,11 +132,11 @@ def forward_positions(mi, mf, q, ws):
 
 
 @kernel
-def forward_velocities(mi, qd, ws):
+def forward_velocities(mf, qd, ws):
     """v_i = v_p(i) + Phi_i qd_i and Phidot_i = v_i x Phi_i (Algorithm 1, lines 3-4)."""
     n = qd.shape[0]
     for i in range(n):
-        b = mi[0, i]
+        b = int(mf[i, MF_PARENT])
         qdi = qd[i]
         sw0, sw1, sw2 = ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2]
         su0, su1, su2 = ws[i, WS_S + 3], ws[i, WS_S + 4], ws[i, WS_S + 5]

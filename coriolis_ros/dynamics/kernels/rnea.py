@@ -6,6 +6,7 @@ a_i = a_p(i) + Phi_i qdd_i + Phidot_i qd_i and
 f_i = I_i a_i + v_i x* (I_i v_i); tau_i = Phi_i . sum of f over the subtree of i.
 """
 
+from ..model import MF_PARENT
 from .kinematics import (
     BAD_Q,
     BAD_QD,
@@ -36,10 +37,10 @@ from .spatial import (
 
 
 @kernel
-def inverse_dynamics(mi, mf, gravity, q, qd, qdd, ws, tau):
+def inverse_dynamics(mf, gravity, q, qd, qdd, ws, tau):
     """Fill tau; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mi, mf, ws) or gravity.shape[0] != 3:
+    if not model_ok(mf, ws) or gravity.shape[0] != 3:
         return SIZE_WS
     status = vectors_ok(n, q, qd, qdd)
     if status:
@@ -52,10 +53,10 @@ def inverse_dynamics(mi, mf, gravity, q, qd, qdd, ws, tau):
         return BAD_QD
     if not all_finite(qdd):
         return BAD_QDD
-    forward_positions(mi, mf, q, ws)
-    forward_velocities(mi, qd, ws)
+    forward_positions(mf, q, ws)
+    forward_velocities(mf, qd, ws)
     for i in range(n):
-        b = mi[0, i]
+        b = int(mf[i, MF_PARENT])
         qdi, qddi = qd[i], qdd[i]
         for c in range(6):
             acc = ws[i, WS_S + c] * qddi + ws[i, WS_SD + c] * qdi
@@ -81,21 +82,21 @@ def inverse_dynamics(mi, mf, gravity, q, qd, qdd, ws, tau):
     for j in range(n - 1, -1, -1):
         tau[j] = dot6(ws, j, WS_S, ws[j, WS_F], ws[j, WS_F + 1], ws[j, WS_F + 2],
                       ws[j, WS_F + 3], ws[j, WS_F + 4], ws[j, WS_F + 5])  # fmt: skip
-        b = mi[0, j]
+        b = int(mf[j, MF_PARENT])
         if b >= 0:
             add_rows(ws, b, j, WS_F, 6)
     return 0
 
 
 @kernel
-def generalized_gravity(mi, mf, gravity, q, ws, g):
+def generalized_gravity(mf, gravity, q, ws, g):
     """Fill g = RNEA(q, 0, 0); returns 0 or a status code (kinematics.BAD_*, SIZE_*).
 
     With v = 0 and a = a_0 everywhere, f_i = I_i a_0 = (h_i x (-g), -m_i g), so only
     the composite mass and first moment (m, h of IC) are needed.
     """
     n = mf.shape[0]
-    if not model_ok(mi, mf, ws) or gravity.shape[0] != 3:
+    if not model_ok(mf, ws) or gravity.shape[0] != 3:
         return SIZE_WS
     if q.shape[0] != n:
         return SIZE_Q
@@ -103,13 +104,13 @@ def generalized_gravity(mi, mf, gravity, q, ws, g):
         return SIZE_OUT
     if not all_finite(q):
         return BAD_Q
-    forward_positions(mi, mf, q, ws)
+    forward_positions(mf, q, ws)
     ax, ay, az = -gravity[0], -gravity[1], -gravity[2]
     for j in range(n - 1, -1, -1):
         m = ws[j, WS_IC]
         n0, n1, n2 = cross(ws[j, WS_IC + 1], ws[j, WS_IC + 2], ws[j, WS_IC + 3], ax, ay, az)
         g[j] = dot6(ws, j, WS_S, n0, n1, n2, m * ax, m * ay, m * az)
-        b = mi[0, j]
+        b = int(mf[j, MF_PARENT])
         if b >= 0:
             add_rows(ws, b, j, WS_IC, 4)
     return 0
