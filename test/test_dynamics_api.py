@@ -336,6 +336,8 @@ def test_out_buffers_reused_across_states(hand):
 def _wrong_buffers(shape):
     yield "wrong shape", np.zeros(tuple(s + 1 for s in shape))
     yield "too few dims", np.zeros(shape[:-1] or (2,))
+    yield "too many dims", np.zeros(shape + (1,))
+    yield "0-d", np.zeros(())
     yield "float32", np.zeros(shape, dtype=np.float32)
     yield "int64", np.zeros(shape, dtype=np.int64)
     yield "complex", np.zeros(shape, dtype=complex)
@@ -402,6 +404,15 @@ def test_unusual_out_buffers_are_rejected_or_correct(hand):
     attempt(
         lambda: hand.coriolis(q, qd, out=(same, same, np.zeros((n, n)))),
         lambda r: pytest.fail("coriolis accepted the same buffer for M and Mdot"),
+    )
+    # Distinct but overlapping views as outputs (results cannot all be right: must be rejected).
+    big = np.zeros((n + 1, n))
+    overlapping = (big[:n], big[1:], np.zeros((n, n)))
+    attempt(
+        lambda: hand.coriolis(q, qd, out=overlapping),
+        lambda r: [
+            np.testing.assert_array_equal(a, b) for a, b in zip(r, (M_ref, Mdot_ref, C_ref))
+        ],
     )
     # An output aliasing an input.
     q_alias = q.copy()
