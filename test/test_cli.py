@@ -1,0 +1,281 @@
+"""The ``coriolis-ros`` command line (run as ``python -m coriolis_ros.cli``, same interpreter).
+
+compute: numbers are compared with Pinocchio (independent), in every output format.
+check:   exit 0 on valid robots; exit 1 when the library is deliberately broken (the faulty
+         method is patched in a child process), which shows the table detects errors.
+Errors:  wrong value counts, bad numbers, bad URDFs -> exit 2 with a message on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_dynamics_oracle import PinOracle, assert_close, erd_urdf
+
+from random_trees import random_tree
+
+KEYS = (
+    "joint_names",
+    "mass_matrix",
+    "coriolis_matrix",
+    "mass_matrix_derivative",
+    "gravity",
+    "christoffel",
+)
+
+
+def run_cli(*args: str, code: str | None = None, timeout: float = 120.0):
+    """Run the CLI in a fresh interpreter; ``code`` runs first (e.g. to patch the library)."""
+    if code is None:
+        cmd = [sys.executable, "-m", "coriolis_ros.cli", *args]
+    else:
+        prog = (
+            code + "\nimport sys\nfrom coriolis_ros.cli import main\nsys.exit(main(sys.argv[1:]))"
+        )
+        cmd = [sys.executable, "-c", prog, *args]
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ), cwd="/"
+    )
+
+
+@pytest.fixture(scope="module")
+def ur5():
+    path = str(erd_urdf("ur5"))
+    oracle = PinOracle(path)
+    return path, oracle
+
+
+@pytest.fixture(scope="module")
+def tree_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "tree.urdf"
+    path.write_text(random_tree("biped", 6, seed=77))
+    return str(path)
+
+
+def _state(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-2.0, 2.0, n), rng.uniform(-1.5, 1.5, n)
+
+
+def _fmt(values) -> list[str]:
+    return [repr(float(v)) for v in values]
+
+
+def _check_result(result: dict, urdf: str, q, qd) -> None:
+    names = list(result["joint_names"])
+    oracle = PinOracle(urdf, order=names)
+    n = len(names)
+    M = np.asarray(result["mass_matrix"], dtype=float).reshape(n, n)
+    C = np.asarray(result["coriolis_matrix"], dtype=float).reshape(n, n)
+    Mdot = np.asarray(result["mass_matrix_derivative"], dtype=float).reshape(n, n)
+    g = np.asarray(result["gravity"], dtype=float).reshape(n)
+    Gamma = np.asarray(result["christoffel"], dtype=float).reshape(n, n, n)
+    assert_close(M, oracle.M(q), 1e-10, "cli M")
+    assert_close(C, oracle.C(q, qd), 1e-10, "cli C")
+    assert_close(Mdot, oracle.Mdot(q, qd), 1e-10, "cli Mdot")
+    assert_close(g, oracle.g(q), 1e-10, "cli g")
+    assert_close(Gamma, oracle.christoffel_fd(q), 1e-6, "cli Gamma vs FD")
+    assert_close(np.einsum("ijk,k->ij", Gamma, qd), C, 1e-10, "cli Gamma qd = C")
+
+
+# ----------------------------------------------------------------------------- compute
+
+
+def test_compute_json_stdout_matches_pinocchio(ur5):
+    path, oracle = ur5
+    q, qd = _state(oracle.n, 1)
+    r = run_cli("compute", path, "--q", *_fmt(q), "--qd", *_fmt(qd), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    for key in KEYS:
+        assert key in result, key
+    assert sorted(result["joint_names"]) == sorted(oracle.pin_names)
+    # q/qd were given in the library's joint order: map the state to those names.
+    _check_result(result, path, q, qd)
+
+
+def test_compute_json_output_file_random_tree(tree_file, tmp_path):
+    n = PinOracle(tree_file).n
+    q, qd = _state(n, 2)
+    out = tmp_path / "result.json"
+    r = run_cli(
+        "compute", tree_file, "--q", *_fmt(q), "--qd", *_fmt(qd), "--format", "json", "--output",
+        str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    _check_result(json.loads(out.read_text()), tree_file, q, qd)
+
+
+def test_compute_npz(ur5, tmp_path):
+    path, oracle = ur5
+    q, qd = _state(oracle.n, 3)
+    out = tmp_path / "result.npz"
+    r = run_cli(
+        "compute", path, "--q", *_fmt(q), "--qd", *_fmt(qd), "--format", "npz", "--output",
+        str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with np.load(out) as data:
+        result = {k: data[k] for k in data.files}
+    for key in KEYS:
+        assert key in result, key
+    result["joint_names"] = [str(x) for x in result["joint_names"]]
+    _check_result(result, path, q, qd)
+
+
+def test_compute_text_lists_joints_and_quantities(ur5):
+    path, oracle = ur5
+    r = run_cli("compute", path, "--q", *["0.5"] * oracle.n)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip()
+    for name in oracle.pin_names:
+        assert name in r.stdout, name
+    for word in ("Mdot", "Gamma"):
+        assert word in r.stdout
+
+
+def test_compute_text_output_file(ur5, tmp_path):
+    path, oracle = ur5
+    out = tmp_path / "out.txt"
+    r = run_cli("compute", path, "--output", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert all(name in text for name in oracle.pin_names)
+
+
+def test_compute_missing_state_means_zeros(ur5):
+    path, oracle = ur5
+    r = run_cli("compute", path, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    n = oracle.n
+    z = np.zeros(n)
+    _check_result(result, path, z, z)
+    assert np.all(np.asarray(result["coriolis_matrix"], dtype=float) == 0.0)
+    # --q only: qd defaults to zeros, so C = 0 but g depends on q.
+    q = np.linspace(-1, 1, n)
+    r = run_cli("compute", path, "--q", *_fmt(q), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    _check_result(json.loads(r.stdout), path, q, z)
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (("--q", "0.1", "0.2"), "q"),
+        (("--qd", *["1"] * 7), "qd"),
+        (("--q", *["0"] * 6, "--qd", "1"), "qd"),
+        (("--q", "nan", "0", "0", "0", "0", "0"), "q"),
+        (("--q", "abc"), "q"),
+    ],
+    ids=["q-too-few", "qd-too-many", "qd-too-few", "q-nan", "q-not-a-number"],
+)
+def test_compute_bad_state_exits_2(ur5, args, needle):
+    path, _ = ur5
+    r = run_cli("compute", path, *args)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert needle in r.stderr and r.stderr.strip()
+    assert "Traceback" not in r.stderr
+
+
+def test_compute_bad_urdf_exits_2(tmp_path):
+    bad = tmp_path / "floating.urdf"
+    bad.write_text(
+        '<robot name="r"><link name="a"/><link name="b"/>'
+        '<joint name="free" type="floating"><parent link="a"/><child link="b"/></joint></robot>'
+    )
+    r = run_cli("compute", str(bad))
+    assert r.returncode == 2
+    assert "floating" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("compute", str(tmp_path / "missing.urdf"))
+    assert r.returncode == 2 and "missing.urdf" in r.stderr and "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------------------------------- check
+
+
+@pytest.mark.parametrize("robot", ["panda", "go2"])
+def test_check_passes_on_real_robots(robot):
+    r = run_cli("check", str(erd_urdf(robot)), "--samples", "3", "--seed", "5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "FAIL" not in r.stdout
+    assert len(r.stdout.strip().splitlines()) >= 5  # a table, not just a verdict
+
+
+def test_check_passes_on_robot_with_massless_dofs():
+    """Romeo's finger bodies are massless (M is only positive semi-definite, also in Pinocchio);
+    the identities still hold exactly, so check must pass."""
+    path = str(erd_urdf("romeo"))
+    oracle = PinOracle(path)
+    q = np.zeros(oracle.n)
+    assert np.linalg.eigvalsh(oracle.M(q))[0] < 1e-12  # the premise: singular M
+    r = run_cli("check", path, "--samples", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_check_random_tree_and_seed_reproducible(tree_file):
+    a = run_cli("check", tree_file, "--samples", "2", "--seed", "3")
+    b = run_cli("check", tree_file, "--samples", "2", "--seed", "3")
+    assert a.returncode == b.returncode == 0, a.stdout + a.stderr
+    assert a.stdout == b.stdout
+
+
+BROKEN = {
+    # name: code patching one library method in the child process
+    "C-transposed": """
+from coriolis_ros.dynamics import Dynamics
+_orig = Dynamics.coriolis
+def coriolis(self, q, qd, out=None):
+    M, Mdot, C = _orig(self, q, qd)
+    return M, Mdot, C.T.copy()
+Dynamics.coriolis = coriolis
+""",
+    "Gamma-perturbed": """
+from coriolis_ros.dynamics import Dynamics
+_orig = Dynamics.christoffel
+def christoffel(self, q, out=None):
+    G = _orig(self, q).copy()
+    G[0, 0, -1] += 1e-3
+    return G
+Dynamics.christoffel = christoffel
+""",
+    "gravity-sign": """
+from coriolis_ros.dynamics import Dynamics
+_orig = Dynamics.gravity
+def gravity(self, q, out=None):
+    return -_orig(self, q)
+Dynamics.gravity = gravity
+""",
+}
+
+
+@pytest.mark.parametrize("fault", sorted(BROKEN))
+def test_check_detects_a_broken_library(fault, tree_file):
+    code = textwrap.dedent(BROKEN[fault])
+    r = run_cli("check", tree_file, "--samples", "2", code=code)
+    assert r.returncode == 1, (fault, r.returncode, r.stdout, r.stderr)
+    assert "FAIL" in r.stdout
+
+
+def test_check_bad_urdf_exits_2(tmp_path):
+    bad = tmp_path / "neg.urdf"
+    bad.write_text(
+        '<robot name="r"><link name="a"/><link name="heavy"><inertial><mass value="-1"/>'
+        '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+        '<joint name="j" type="continuous"><parent link="a"/><child link="heavy"/>'
+        '<axis xyz="0 0 1"/></joint></robot>'
+    )
+    r = run_cli("check", str(bad))
+    assert r.returncode == 2
+    assert "heavy" in r.stderr and "mass" in r.stderr and "Traceback" not in r.stderr
+    malformed = tmp_path / "broken.urdf"
+    malformed.write_text(Path(erd_urdf("ur5")).read_text()[:500])
+    r = run_cli("check", str(malformed))
+    assert r.returncode == 2 and r.stderr.strip() and "Traceback" not in r.stderr
