@@ -90,42 +90,79 @@ class Dynamics:
 
     def coriolis(self, q, qd, out=None):
         """(M, Mdot, C) at (q, qd), Algorithm 1; C is Christoffel-consistent: Mdot = C + C^T."""
-        M, Mdot, C = out = self._outputs(out, 3, self._mat)
-        args = [self._mf, q, qd, self._ws, M, Mdot, C]
-        self._call(_K.coriolis, args, (1, 2), out)
+        if out is None:
+            out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
+        a, b, c = _three(out)
+        try:
+            status = _K.coriolis(self._mf, q, qd, self._ws, a, b, c)
+        except TypeError:
+            status = self._retry(_K.coriolis, [self._mf, q, qd, self._ws, *out], (1, 2), out)
+        if status:
+            self._fail(status, (q, qd), out)
         return out
 
     def christoffel(self, q, out=None):
         """Gamma (n, n, n) at q, Algorithm 2: Gamma[i, j, k] = dC_ij/dqd_k = Gamma[i, k, j]."""
-        (Gamma,) = out = self._outputs(out, 1, self._ten)
-        self._call(_K.christoffel, [self._mf, q, self._ws, Gamma], (1,), out)
-        return Gamma
+        if out is None:
+            out = np.empty(self._ten)
+        try:
+            status = _K.christoffel(self._mf, q, self._ws, out)
+        except TypeError:
+            status = self._retry(_K.christoffel, [self._mf, q, self._ws, out], (1,), (out,))
+        if status:
+            self._fail(status, (q,), (out,))
+        return out
 
     def mass_matrix(self, q, out=None):
         """M(q), composite-rigid-body algorithm."""
-        (M,) = out = self._outputs(out, 1, self._mat)
-        self._call(_K.mass_matrix, [self._mf, q, self._ws, M], (1,), out)
-        return M
+        if out is None:
+            out = np.empty(self._mat)
+        try:
+            status = _K.mass_matrix(self._mf, q, self._ws, out)
+        except TypeError:
+            status = self._retry(_K.mass_matrix, [self._mf, q, self._ws, out], (1,), (out,))
+        if status:
+            self._fail(status, (q,), (out,))
+        return out
 
     def gravity(self, q, out=None):
         """g(q), the generalized gravity force (the tau that holds the robot still)."""
-        (g,) = out = self._outputs(out, 1, self._vec)
-        args = [self._mf, self._gravity, q, self._ws, g]
-        self._call(_K.gravity, args, (2,), out)
-        return g
+        if out is None:
+            out = np.empty(self._vec)
+        try:
+            status = _K.gravity(self._mf, self._gravity, q, self._ws, out)
+        except TypeError:
+            args = [self._mf, self._gravity, q, self._ws, out]
+            status = self._retry(_K.gravity, args, (2,), (out,))
+        if status:
+            self._fail(status, (q,), (out,))
+        return out
 
     def inverse_dynamics(self, q, qd, qdd, out=None):
         """tau = M qdd + C qd + g, recursive Newton-Euler."""
-        (tau,) = out = self._outputs(out, 1, self._vec)
-        args = [self._mf, self._gravity, q, qd, qdd, self._ws, tau]
-        self._call(_K.inverse_dynamics, args, (2, 3, 4), out)
-        return tau
+        if out is None:
+            out = np.empty(self._vec)
+        try:
+            status = _K.inverse_dynamics(self._mf, self._gravity, q, qd, qdd, self._ws, out)
+        except TypeError:
+            args = [self._mf, self._gravity, q, qd, qdd, self._ws, out]
+            status = self._retry(_K.inverse_dynamics, args, (2, 3, 4), (out,))
+        if status:
+            self._fail(status, (q, qd, qdd), (out,))
+        return out
 
     def coriolis_vectors(self, q, qd, out=None):
         """(C qd, C^T qd, M qd) in O(N) without forming C."""
-        Cqd, CTqd, p = out = self._outputs(out, 3, self._vec)
-        args = [self._mf, q, qd, self._ws, Cqd, CTqd, p]
-        self._call(_K.coriolis_vectors, args, (1, 2), out)
+        if out is None:
+            out = (np.empty(self._vec), np.empty(self._vec), np.empty(self._vec))
+        a, b, c = _three(out)
+        try:
+            status = _K.coriolis_vectors(self._mf, q, qd, self._ws, a, b, c)
+        except TypeError:
+            args = [self._mf, q, qd, self._ws, *out]
+            status = self._retry(_K.coriolis_vectors, args, (1, 2), out)
+        if status:
+            self._fail(status, (q, qd), out)
         return out
 
     def warmup(self) -> None:
@@ -146,17 +183,15 @@ class Dynamics:
     # type with a TypeError, and the kernels check lengths and finiteness and
     # return a status code.  Only then does Python look closer.
 
-    def _call(self, kernel, args: list, inputs: tuple, out: tuple) -> None:
-        try:
-            status = kernel(*args)
-        except TypeError:
-            for position, which in zip(inputs, range(3), strict=False):
-                args[position] = self._coerce(args[position], which)
-            for arr in out:
-                self._check_out(arr)
-            status = kernel(*args)
-        if status:
-            self._fail(status, args, inputs, out)
+    def _retry(self, kernel, args: list, inputs: tuple, out: tuple) -> int:
+        """The arguments are not the compiled types: convert the inputs, explain bad outputs."""
+        for position, which in zip(inputs, range(3), strict=False):
+            args[position] = self._coerce(args[position], which)
+        for arr in out:
+            if not (type(arr) is np.ndarray and arr.dtype == _F64 and arr.flags.carray):
+                got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
+                raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
+        return kernel(*args)
 
     def _coerce(self, x, which: int) -> np.ndarray:
         try:
@@ -169,36 +204,27 @@ class Dynamics:
             raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {arr.shape}")
         return arr
 
-    @staticmethod
-    def _check_out(arr) -> None:
-        if not (type(arr) is np.ndarray and arr.dtype == _F64 and arr.flags.carray):
-            got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
-            raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
-
-    def _outputs(self, out, count: int, shape: tuple) -> tuple:
-        if out is None:
-            if count == 1:
-                return (np.empty(shape),)
-            return (np.empty(shape), np.empty(shape), np.empty(shape))
-        if count == 1:
-            return (out,)
-        if type(out) is not tuple or len(out) != count:
-            raise ValueError(f"out must be a tuple of {count} arrays")
-        if out[0] is out[1] or out[0] is out[2] or out[1] is out[2]:
-            raise ValueError("out arrays must be distinct")
-        return out
-
-    def _fail(self, status: int, args: list, inputs: tuple, out: tuple) -> None:
+    def _fail(self, status: int, inputs: tuple, out: tuple) -> None:
         if status in (BAD_Q, BAD_QD, BAD_QDD):
             raise ValueError(f"{_NAMES[status - BAD_Q]} has a NaN or infinite entry")
         if status in (SIZE_Q, SIZE_QD, SIZE_QDD):
             which = status - SIZE_Q
-            got = np.shape(args[inputs[which]])
+            got = np.shape(inputs[which])
             raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {got}")
         if status == SIZE_OUT:
             shapes = ", ".join(str(np.shape(arr)) for arr in out)
             raise ValueError(f"out arrays have the wrong shape: {shapes}")
         raise RuntimeError(f"internal error: kernel status {status}")
+
+
+def _three(out) -> tuple:
+    try:
+        a, b, c = out
+    except (TypeError, ValueError):
+        raise ValueError("out must be a tuple of 3 arrays") from None
+    if a is b or a is c or b is c:
+        raise ValueError("out arrays must be distinct")
+    return a, b, c
 
 
 # One signature per kernel: read-only model arrays, writeable C-contiguous float64 data.
