@@ -126,3 +126,30 @@ def test_custom_gravity_matches_pinocchio():
     # Gravity does not enter the Coriolis terms.
     dyn0, _ = library_and_oracle(path)
     assert_close(dyn.coriolis(q, qd)[2], dyn0.coriolis(q, qd)[2], 1e-12, "C gravity-free")
+
+
+def _bundled_robots() -> list[str]:
+    from coriolis_ros.robots import available_robots
+
+    return list(available_robots())
+
+
+def test_bundled_robots_exist():
+    assert _bundled_robots(), "no URDF bundled in coriolis_ros/robots"
+
+
+@pytest.mark.parametrize("robot", _bundled_robots())
+def test_bundled_robot_matches_pinocchio(robot):
+    """The URDFs shipped in coriolis_ros/robots (used by the demo) against Pinocchio."""
+    from coriolis_ros.robots import robot_path
+
+    path = str(robot_path(robot))
+    dyn, oracle = library_and_oracle(path)
+    assert dyn.tree_depth == pinocchio_tree_depth(oracle)
+    rng = np.random.default_rng(21)
+    for s in range(N_STATES):
+        q, qd, qdd = random_state(dyn.nv, rng)
+        compare_all(dyn, oracle, q, qd, qdd, label=f"bundled {robot} state {s}")
+        assert_close(
+            dyn.christoffel(q), oracle.christoffel_fd(q), 1e-6, f"bundled {robot} Gamma vs FD"
+        )
