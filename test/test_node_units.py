@@ -9,12 +9,17 @@ import pytest
 
 from coriolis_ros.node import diagnostics
 from coriolis_ros.node.conversions import float64_field, to_field
-from coriolis_ros.node.joint_state_buffer import (ACCEPTED, IGNORED, REJECTED, JointStateBuffer,
-                                                  resolve_request)
+from coriolis_ros.node.joint_state_buffer import (
+    ACCEPTED,
+    IGNORED,
+    REJECTED,
+    JointStateBuffer,
+    resolve_request,
+)
 from coriolis_ros.node.params import PARAMETERS, validate
 from coriolis_ros.node.stats import Throttle, WindowStats
 
-NAMES = ('a', 'b', 'c')
+NAMES = ("a", "b", "c")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -29,66 +34,69 @@ def _take(buf):
 
 def test_partial_messages_merge_in_model_order():
     buf = _buffer()
-    r = buf.update(['c', 'a'], [3.0, 1.0], [30.0, 10.0], 0, 'stamp1', now=1.0)
+    r = buf.update(["c", "a"], [3.0, 1.0], [30.0, 10.0], 0, "stamp1", now=1.0)
     assert r.status == ACCEPTED
     t, q, qd = _take(buf)
-    assert t.missing == ('b',)
+    assert t.missing == ("b",)
     assert np.isnan(q).all()  # nothing copied while incomplete
-    buf.update(['b'], array.array('d', [2.0]), array.array('d', [20.0]), 0, 'stamp2', now=2.0)
+    buf.update(["b"], array.array("d", [2.0]), array.array("d", [20.0]), 0, "stamp2", now=2.0)
     t, q, qd = _take(buf)
-    assert t.missing == () and t.stamp == 'stamp2' and t.pending == 1
+    assert t.missing == () and t.stamp == "stamp2" and t.pending == 1
     np.testing.assert_array_equal(q, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(qd, [10.0, 20.0, 30.0])
     # Latest value per joint wins; other joints keep theirs.
-    buf.update(['a'], [-1.0], [-10.0], 0, 's3', now=3.0)
-    buf.update(['a', 'c'], [-2.0, -3.0], [], 0, 's4', now=4.0)
+    buf.update(["a"], [-1.0], [-10.0], 0, "s3", now=3.0)
+    buf.update(["a", "c"], [-2.0, -3.0], [], 0, "s4", now=4.0)
     t, q, qd = _take(buf)
-    assert t.pending == 2 and t.stamp == 's4' and t.receive_time == 4.0
+    assert t.pending == 2 and t.stamp == "s4" and t.receive_time == 4.0
     np.testing.assert_array_equal(q, [-2.0, 2.0, -3.0])
     np.testing.assert_array_equal(qd, [-10.0, 20.0, 30.0])  # empty velocity keeps the last
 
 
 def test_empty_velocity_without_history_uses_zero_and_says_so():
     buf = _buffer()
-    buf.update(['a', 'b', 'c'], [1.0, 2.0, 3.0], [], 0, None, now=0.0)
+    buf.update(["a", "b", "c"], [1.0, 2.0, 3.0], [], 0, None, now=0.0)
     t, q, qd = _take(buf)
     assert t.no_velocity == NAMES
     np.testing.assert_array_equal(qd, 0.0)
-    buf.update(['b'], [2.0], [5.0], 0, None, now=0.0)
+    buf.update(["b"], [2.0], [5.0], 0, None, now=0.0)
     t, _, qd = _take(buf)
-    assert t.no_velocity == ('a', 'c')
+    assert t.no_velocity == ("a", "c")
     np.testing.assert_array_equal(qd, [0.0, 5.0, 0.0])
 
 
-@pytest.mark.parametrize('names, pos, vel, eff, words', [
-    (['a', 'b'], [1.0], [], 0, '2 joint names but 1 positions'),
-    (['a', 'b'], [1.0, 2.0], [1.0], 0, '2 joint names but 1 velocities'),
-    (['a', 'b'], [1.0, 2.0], [], 3, '2 joint names but 3 efforts'),
-    (['a', 'a'], [1.0, 2.0], [], 0, 'duplicate joint names: a'),
-    (['a', 'b'], [1.0, math.nan], [], 0, 'non-finite position (NaN/inf) for b'),
-    (['a', 'b'], [1.0, 2.0], [math.inf, 0.0], 0, 'non-finite velocity (NaN/inf) for a'),
-    (['zz', 'b'], [math.nan, 2.0], [], 0, 'non-finite position (NaN/inf) for zz'),
-])
+@pytest.mark.parametrize(
+    "names, pos, vel, eff, words",
+    [
+        (["a", "b"], [1.0], [], 0, "2 joint names but 1 positions"),
+        (["a", "b"], [1.0, 2.0], [1.0], 0, "2 joint names but 1 velocities"),
+        (["a", "b"], [1.0, 2.0], [], 3, "2 joint names but 3 efforts"),
+        (["a", "a"], [1.0, 2.0], [], 0, "duplicate joint names: a"),
+        (["a", "b"], [1.0, math.nan], [], 0, "non-finite position (NaN/inf) for b"),
+        (["a", "b"], [1.0, 2.0], [math.inf, 0.0], 0, "non-finite velocity (NaN/inf) for a"),
+        (["zz", "b"], [math.nan, 2.0], [], 0, "non-finite position (NaN/inf) for zz"),
+    ],
+)
 def test_bad_messages_are_rejected_whole(names, pos, vel, eff, words):
     buf = _buffer()
-    buf.update(['a', 'b', 'c'], [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], 0, 'good', now=0.0)
+    buf.update(["a", "b", "c"], [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], 0, "good", now=0.0)
     _take(buf)
-    r = buf.update(names, pos, vel, eff, 'bad', now=1.0)
+    r = buf.update(names, pos, vel, eff, "bad", now=1.0)
     assert r.status == REJECTED
     assert words in r.reason
     t, q, qd = _take(buf)
-    assert t.pending == 0 and t.stamp == 'good'
+    assert t.pending == 0 and t.stamp == "good"
     np.testing.assert_array_equal(q, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(qd, [0.1, 0.2, 0.3])
 
 
 def test_unknown_names_are_ignored_and_reported_once():
     buf = _buffer()
-    r = buf.update(['x', 'a', 'y'], [9.0, 1.0, 9.0], [], 0, None, now=0.0)
-    assert r.status == ACCEPTED and r.new_unknown == ['x', 'y']
-    r = buf.update(['x', 'a', 'y'], [9.0, 1.5, 9.0], [], 0, None, now=0.0)
+    r = buf.update(["x", "a", "y"], [9.0, 1.0, 9.0], [], 0, None, now=0.0)
+    assert r.status == ACCEPTED and r.new_unknown == ["x", "y"]
+    r = buf.update(["x", "a", "y"], [9.0, 1.5, 9.0], [], 0, None, now=0.0)
     assert r.status == ACCEPTED and r.new_unknown == []
-    r = buf.update(['x'], [9.0], [], 0, None, now=0.0)
+    r = buf.update(["x"], [9.0], [], 0, None, now=0.0)
     assert r.status == IGNORED
     assert buf.position[0] == 1.5
 
@@ -96,8 +104,8 @@ def test_unknown_names_are_ignored_and_reported_once():
 def test_alternating_layouts_from_two_publishers():
     buf = _buffer()
     for k in range(5):
-        buf.update(['a', 'b'], [k, k + 1.0], [], 0, k, now=k)
-        buf.update(['c'], [k + 2.0], [], 0, k, now=k)
+        buf.update(["a", "b"], [k, k + 1.0], [], 0, k, now=k)
+        buf.update(["c"], [k + 2.0], [], 0, k, now=k)
     t, q, _ = _take(buf)
     assert t.pending == 10
     np.testing.assert_array_equal(q, [4.0, 5.0, 6.0])
@@ -106,20 +114,20 @@ def test_alternating_layouts_from_two_publishers():
 def test_stale_joints():
     buf = _buffer()
     assert buf.stale(10.0, 0.5) == NAMES  # never received counts as stale
-    buf.update(['a', 'b', 'c'], [0.0] * 3, [], 0, None, now=10.0)
-    buf.update(['b'], [0.0], [], 0, None, now=10.4)
+    buf.update(["a", "b", "c"], [0.0] * 3, [], 0, None, now=10.0)
+    buf.update(["b"], [0.0], [], 0, None, now=10.4)
     assert buf.stale(10.45, 0.5) == ()
-    assert buf.stale(10.7, 0.5) == ('a', 'c')
+    assert buf.stale(10.7, 0.5) == ("a", "c")
     assert buf.stale(10.7, 0.0) == ()  # disabled
 
 
 def test_seed_from_keeps_shared_joints():
     old = _buffer()
-    old.update(['a', 'b', 'c'], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0], 0, 's', now=1.0)
-    new = JointStateBuffer(('c', 'd'))
+    old.update(["a", "b", "c"], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0], 0, "s", now=1.0)
+    new = JointStateBuffer(("c", "d"))
     new.seed_from(old)
-    assert not new.complete and new.missing() == ('d',)
-    new.update(['d'], [7.0], [8.0], 0, 't', now=2.0)
+    assert not new.complete and new.missing() == ("d",)
+    new.update(["d"], [7.0], [8.0], 0, "t", now=2.0)
     q, qd = np.zeros(2), np.zeros(2)
     assert new.take(q, qd).missing == ()
     np.testing.assert_array_equal(q, [3.0, 7.0])
@@ -127,20 +135,20 @@ def test_seed_from_keeps_shared_joints():
 
 
 def test_resolve_request():
-    q, qd, reason = resolve_request(NAMES, ['c', 'a', 'b'], [3.0, 1.0, 2.0], [])
-    assert reason == ''
+    q, qd, reason = resolve_request(NAMES, ["c", "a", "b"], [3.0, 1.0, 2.0], [])
+    assert reason == ""
     np.testing.assert_array_equal(q, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(qd, 0.0)
-    q, qd, _ = resolve_request(NAMES, ['b', 'c', 'a'], [2.0, 3.0, 1.0], [20.0, 30.0, 10.0])
+    q, qd, _ = resolve_request(NAMES, ["b", "c", "a"], [2.0, 3.0, 1.0], [20.0, 30.0, 10.0])
     np.testing.assert_array_equal(qd, [10.0, 20.0, 30.0])
     for names, pos, vel, words in [
-        (['a', 'b'], [1.0, 2.0], [], 'missing joint names: c'),
-        (['a', 'b', 'c', 'd'], [1.0] * 4, [], 'unknown joint names: d'),
-        (['a', 'b', 'c'], [1.0] * 2, [], '3 joint names but 2 positions'),
-        (['a', 'b', 'c'], [1.0] * 3, [1.0], '3 joint names but 1 velocities'),
-        (['a', 'b', 'c'], [1.0, math.inf, 1.0], [], 'non-finite position'),
-        (['a', 'b', 'c'], [1.0] * 3, [0.0, math.nan, 0.0], 'non-finite velocity'),
-        (['a', 'a', 'c'], [1.0] * 3, [], 'duplicate joint names: a'),
+        (["a", "b"], [1.0, 2.0], [], "missing joint names: c"),
+        (["a", "b", "c", "d"], [1.0] * 4, [], "unknown joint names: d"),
+        (["a", "b", "c"], [1.0] * 2, [], "3 joint names but 2 positions"),
+        (["a", "b", "c"], [1.0] * 3, [1.0], "3 joint names but 1 velocities"),
+        (["a", "b", "c"], [1.0, math.inf, 1.0], [], "non-finite position"),
+        (["a", "b", "c"], [1.0] * 3, [0.0, math.nan, 0.0], "non-finite velocity"),
+        (["a", "a", "c"], [1.0] * 3, [], "duplicate joint names: a"),
     ]:
         q, qd, reason = resolve_request(NAMES, names, pos, vel)
         assert q is None and qd is None
@@ -149,7 +157,7 @@ def test_resolve_request():
 
 def test_float64_field_is_a_view_of_the_message_storage():
     storage, view = float64_field(2, 3)
-    assert isinstance(storage, array.array) and storage.typecode == 'd' and len(storage) == 6
+    assert isinstance(storage, array.array) and storage.typecode == "d" and len(storage) == 6
     view[1, 2] = 5.0
     assert storage[5] == 5.0
     field = to_field(np.arange(4.0).reshape(2, 2).T)  # non-contiguous input, row-major copy
@@ -158,11 +166,11 @@ def test_float64_field_is_a_view_of_the_message_storage():
 
 def test_throttle_and_windows():
     th = Throttle(2.0)
-    assert th.allow('k', 0.0) == 1
-    assert th.allow('k', 1.0) == 0
-    assert th.allow('other', 1.0) == 1
-    assert th.allow('k', 1.5) == 0
-    assert th.allow('k', 2.5) == 3  # two suppressed since
+    assert th.allow("k", 0.0) == 1
+    assert th.allow("k", 1.0) == 0
+    assert th.allow("other", 1.0) == 1
+    assert th.allow("k", 1.5) == 0
+    assert th.allow("k", 2.5) == 3  # two suppressed since
     w = WindowStats(10.0)
     for v in (1.0, 3.0, 2.0):
         w.add(v)
@@ -173,43 +181,47 @@ def test_throttle_and_windows():
 
 def test_diagnostics_levels():
     level, message, values = diagnostics.evaluate(diagnostics.Snapshot())
-    assert level == diagnostics.ERROR and message.startswith('no robot model')
-    level, message, _ = diagnostics.evaluate(diagnostics.Snapshot(
-        robot='r', dof=2, missing=('j2',)))
-    assert level == diagnostics.WARN and 'waiting for joints: j2' in message
-    level, message, _ = diagnostics.evaluate(diagnostics.Snapshot(
-        robot='r', dof=2, stale=('j1',)))
-    assert level == diagnostics.WARN and 'stale joints: j1' in message
-    level, message, values = diagnostics.evaluate(diagnostics.Snapshot(
-        robot='r', dof=2, residual=1e-14, residual_scale=3.0, counters={'received': 5}))
+    assert level == diagnostics.ERROR and message.startswith("no robot model")
+    level, message, _ = diagnostics.evaluate(
+        diagnostics.Snapshot(robot="r", dof=2, missing=("j2",))
+    )
+    assert level == diagnostics.WARN and "waiting for joints: j2" in message
+    level, message, _ = diagnostics.evaluate(diagnostics.Snapshot(robot="r", dof=2, stale=("j1",)))
+    assert level == diagnostics.WARN and "stale joints: j1" in message
+    level, message, values = diagnostics.evaluate(
+        diagnostics.Snapshot(
+            robot="r", dof=2, residual=1e-14, residual_scale=3.0, counters={"received": 5}
+        )
+    )
     assert level == diagnostics.OK
-    assert ('received', '5') in values and ('dof', '2') in values
-    level, message, _ = diagnostics.evaluate(diagnostics.Snapshot(
-        robot='r', dof=2, residual=1e-3, residual_scale=3.0))
-    assert level == diagnostics.ERROR and 'self-check' in message
+    assert ("received", "5") in values and ("dof", "2") in values
+    level, message, _ = diagnostics.evaluate(
+        diagnostics.Snapshot(robot="r", dof=2, residual=1e-3, residual_scale=3.0)
+    )
+    assert level == diagnostics.ERROR and "self-check" in message
 
 
 def test_parameter_validation():
-    assert validate('gravity', [0.0, 0.0, -9.81]) is None
-    assert 'exactly 3' in validate('gravity', [0.0, -9.81])
-    assert 'exactly 3' in validate('gravity', [0.0, math.nan, 1.0])
-    assert validate('update_rate', 500.0) is None
-    assert '>= 0' in validate('update_rate', -1.0)
-    assert validate('publish_gravity', False) is None
+    assert validate("gravity", [0.0, 0.0, -9.81]) is None
+    assert "exactly 3" in validate("gravity", [0.0, -9.81])
+    assert "exactly 3" in validate("gravity", [0.0, math.nan, 1.0])
+    assert validate("update_rate", 500.0) is None
+    assert ">= 0" in validate("update_rate", -1.0)
+    assert validate("publish_gravity", False) is None
 
 
 def test_config_file_documents_every_parameter():
-    yaml = pytest.importorskip('yaml', reason='PyYAML is needed to read config/coriolis.yaml')
-    text = (REPO / 'config' / 'coriolis.yaml').read_text()
+    yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read config/coriolis.yaml")
+    text = (REPO / "config" / "coriolis.yaml").read_text()
     data = yaml.safe_load(text)
     (node_key,) = data
-    params = data[node_key]['ros__parameters']
+    params = data[node_key]["ros__parameters"]
     declared = {spec.name: spec for spec in PARAMETERS}
     assert set(params) == set(declared)
     for name, spec in declared.items():
         assert params[name] == spec.default, name
-        assert f'# {name}:' in text or f'{name}:' in text
+        assert f"# {name}:" in text or f"{name}:" in text
         # Every parameter has a comment line right above it.
         lines = text.splitlines()
-        k = next(i for i, line in enumerate(lines) if line.strip().startswith(f'{name}:'))
-        assert lines[k - 1].strip().startswith('#'), f'{name} is not documented'
+        k = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{name}:"))
+        assert lines[k - 1].strip().startswith("#"), f"{name} is not documented"

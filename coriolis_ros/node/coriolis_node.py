@@ -54,9 +54,13 @@ from .joint_state_buffer import (
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
 from .stats import Counters, Throttle, WindowStats, suppressed_note
 
-NODE_NAME = 'coriolis'
-_LEVELS = {diagnostics.OK: DiagnosticStatus.OK, diagnostics.WARN: DiagnosticStatus.WARN,
-           diagnostics.ERROR: DiagnosticStatus.ERROR, diagnostics.STALE: DiagnosticStatus.STALE}
+NODE_NAME = "coriolis"
+_LEVELS = {
+    diagnostics.OK: DiagnosticStatus.OK,
+    diagnostics.WARN: DiagnosticStatus.WARN,
+    diagnostics.ERROR: DiagnosticStatus.ERROR,
+    diagnostics.STALE: DiagnosticStatus.STALE,
+}
 
 
 class _Model:
@@ -78,36 +82,55 @@ class _Model:
         self.buffer = JointStateBuffer(self.joint_names)
         self.storage = {}
         self.view = {}
-        for field_name, shape in (('position', (n,)), ('velocity', (n,)),
-                                  ('coriolis_matrix', (n, n)), ('mass_matrix', (n, n)),
-                                  ('mass_matrix_derivative', (n, n)),
-                                  ('coriolis_force', (n,)), ('coriolis_transpose_force', (n,)),
-                                  ('gravity_force', (n,)), ('momentum', (n,))):
+        for field_name, shape in (
+            ("position", (n,)),
+            ("velocity", (n,)),
+            ("coriolis_matrix", (n, n)),
+            ("mass_matrix", (n, n)),
+            ("mass_matrix_derivative", (n, n)),
+            ("coriolis_force", (n,)),
+            ("coriolis_transpose_force", (n,)),
+            ("gravity_force", (n,)),
+            ("momentum", (n,)),
+        ):
             self.storage[field_name], self.view[field_name] = float64_field(*shape)
         v = self.view
-        self.q, self.qd = v['position'], v['velocity']
-        self.matrices = (v['mass_matrix'], v['mass_matrix_derivative'], v['coriolis_matrix'])
-        self.vectors = (v['coriolis_force'], v['coriolis_transpose_force'], v['momentum'])
-        self.g = v['gravity_force']
+        self.q, self.qd = v["position"], v["velocity"]
+        self.matrices = (v["mass_matrix"], v["mass_matrix_derivative"], v["coriolis_matrix"])
+        self.vectors = (v["coriolis_force"], v["coriolis_transpose_force"], v["momentum"])
+        self.g = v["gravity_force"]
         self.scratch = np.zeros((n, n))
-        self.msg = CoriolisState()
+        # check_fields=True: the setters then keep an array.array('d') by reference (without
+        # it they copy), so the views above stay the message's storage.
+        self.msg = CoriolisState(check_fields=True)
         self.msg.joint_names = list(self.joint_names)
-        self.msg.position = self.storage['position']
-        self.msg.velocity = self.storage['velocity']
+        self.msg.position = self.storage["position"]
+        self.msg.velocity = self.storage["velocity"]
         self.flags_version = -1
         self.need_matrices = self.need_vectors = self.need_gravity = True
 
     def apply_flags(self, flags: dict, version: int, frame_id: str) -> None:
         for field_name, param, _ in OUTPUT_FIELDS:
-            setattr(self.msg, field_name,
-                    self.storage[field_name] if flags[param] else empty_field())
-        self.need_matrices = any(flags[p] for p in ('publish_coriolis_matrix',
-                                                    'publish_mass_matrix',
-                                                    'publish_mass_matrix_derivative'))
-        self.need_vectors = any(flags[p] for p in ('publish_coriolis_force',
-                                                   'publish_coriolis_transpose_force',
-                                                   'publish_momentum'))
-        self.need_gravity = flags['publish_gravity']
+            setattr(
+                self.msg, field_name, self.storage[field_name] if flags[param] else empty_field()
+            )
+        self.need_matrices = any(
+            flags[p]
+            for p in (
+                "publish_coriolis_matrix",
+                "publish_mass_matrix",
+                "publish_mass_matrix_derivative",
+            )
+        )
+        self.need_vectors = any(
+            flags[p]
+            for p in (
+                "publish_coriolis_force",
+                "publish_coriolis_transpose_force",
+                "publish_momentum",
+            )
+        )
+        self.need_gravity = flags["publish_gravity"]
         self.msg.header.frame_id = frame_id
         self.flags_version = version
 
@@ -115,22 +138,25 @@ class _Model:
 def _descriptor(spec) -> ParameterDescriptor:
     text = spec.description
     if spec.constraints:
-        text += f' ({spec.constraints})'
+        text += f" ({spec.constraints})"
     d = ParameterDescriptor(description=text, read_only=spec.read_only)
     if spec.constraints:
         d.additional_constraints = spec.constraints
     if spec.minimum is not None:
         if isinstance(spec.default, float):
-            d.floating_point_range = [FloatingPointRange(
-                from_value=float(spec.minimum), to_value=float(spec.maximum), step=0.0)]
+            d.floating_point_range = [
+                FloatingPointRange(
+                    from_value=float(spec.minimum), to_value=float(spec.maximum), step=0.0
+                )
+            ]
         else:
-            d.integer_range = [IntegerRange(
-                from_value=int(spec.minimum), to_value=int(spec.maximum), step=1)]
+            d.integer_range = [
+                IntegerRange(from_value=int(spec.minimum), to_value=int(spec.maximum), step=1)
+            ]
     return d
 
 
 class CoriolisNode(Node):
-
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         for spec in PARAMETERS:
@@ -139,8 +165,8 @@ class CoriolisNode(Node):
         for name, value in self._p.items():
             reason = validate(name, value)
             if reason is not None:
-                raise ValueError(f'invalid parameter: {reason}')
-        self._gravity = tuple(float(v) for v in self._p['gravity'])
+                raise ValueError(f"invalid parameter: {reason}")
+        self._gravity = tuple(float(v) for v in self._p["gravity"])
 
         self._lock = threading.Lock()  # model pointer, buffer, counters, statistics
         self._model: _Model | None = None
@@ -150,9 +176,9 @@ class CoriolisNode(Node):
         self._output_window = WindowStats(now)  # value: compute time of the tick
         self._tick_window = WindowStats(now)  # value: whole tick (take .. published)
         self._latency_window = WindowStats(now)  # value: message received .. published
-        self._throttle = Throttle(self._p['warning_period'])
-        self._last_rejection = ''
-        self._model_error = ''
+        self._throttle = Throttle(self._p["warning_period"])
+        self._last_rejection = ""
+        self._model_error = ""
         self._residual = math.nan
         self._residual_scale = 1.0
         self._residual_due = True
@@ -161,13 +187,14 @@ class CoriolisNode(Node):
 
         # Compute worker.
         self._wake = threading.Event()
-        self._worker = threading.Thread(target=self._work, name='coriolis-compute', daemon=True)
+        self._worker = threading.Thread(target=self._work, name="coriolis-compute", daemon=True)
         # Model builder (latest request wins).
         self._build_cond = threading.Condition()
         self._build_request: tuple[str, str] | None = None
         self._building = False
-        self._builder = threading.Thread(target=self._build_loop, name='coriolis-model',
-                                         daemon=True)
+        self._builder = threading.Thread(
+            target=self._build_loop, name="coriolis-model", daemon=True
+        )
 
         self._state_group = MutuallyExclusiveCallbackGroup()
         self._description_group = MutuallyExclusiveCallbackGroup()
@@ -176,27 +203,53 @@ class CoriolisNode(Node):
         self._diag_group = MutuallyExclusiveCallbackGroup()
 
         self._pub = self.create_publisher(
-            CoriolisState, 'coriolis_state',
-            QoSProfile(depth=self._p['output_queue_depth'], reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST))
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+            CoriolisState,
+            "coriolis_state",
+            QoSProfile(
+                depth=self._p["output_queue_depth"],
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.VOLATILE,
+                history=HistoryPolicy.KEEP_LAST,
+            ),
+        )
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # Best effort is matched by reliable and best-effort publishers alike.
         self.create_subscription(
-            JointState, 'joint_states', self._on_joint_state,
-            QoSProfile(depth=self._p['input_queue_depth'],
-                       reliability=ReliabilityPolicy.BEST_EFFORT,
-                       durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST),
-            callback_group=self._state_group)
+            JointState,
+            "joint_states",
+            self._on_joint_state,
+            QoSProfile(
+                depth=self._p["input_queue_depth"],
+                reliability=ReliabilityPolicy.BEST_EFFORT,
+                durability=DurabilityPolicy.VOLATILE,
+                history=HistoryPolicy.KEEP_LAST,
+            ),
+            callback_group=self._state_group,
+        )
         self.create_subscription(
-            String, 'robot_description', self._on_description,
-            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                       history=HistoryPolicy.KEEP_LAST),
-            callback_group=self._description_group)
-        self.create_service(GetChristoffelSymbols, 'get_christoffel_symbols',
-                            self._srv_christoffel, callback_group=self._service_group)
-        self.create_service(ComputeDynamics, 'compute_dynamics', self._srv_dynamics,
-                            callback_group=self._service_group)
+            String,
+            "robot_description",
+            self._on_description,
+            QoSProfile(
+                depth=1,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                history=HistoryPolicy.KEEP_LAST,
+            ),
+            callback_group=self._description_group,
+        )
+        self.create_service(
+            GetChristoffelSymbols,
+            "get_christoffel_symbols",
+            self._srv_christoffel,
+            callback_group=self._service_group,
+        )
+        self.create_service(
+            ComputeDynamics,
+            "compute_dynamics",
+            self._srv_dynamics,
+            callback_group=self._service_group,
+        )
         self._tick_timer = None
         self._diag_timer = None
         self._make_tick_timer()
@@ -206,11 +259,12 @@ class CoriolisNode(Node):
 
         self._worker.start()
         self._builder.start()
-        if self._p['robot_description']:
-            self._request_model(self._p['robot_description'], 'parameter robot_description')
+        if self._p["robot_description"]:
+            self._request_model(self._p["robot_description"], "parameter robot_description")
         else:
-            self.get_logger().info('waiting for a URDF on topic '
-                                   f'{self.resolve_topic_name("robot_description")}')
+            self.get_logger().info(
+                f"waiting for a URDF on topic {self.resolve_topic_name('robot_description')}"
+            )
 
     # ------------------------------------------------------------------ parameters
 
@@ -227,33 +281,36 @@ class CoriolisNode(Node):
             if p.name in self._p:
                 self._p[p.name] = p.value
                 changed.add(p.name)
-        if changed & {param for _, param, _ in OUTPUT_FIELDS} or 'frame_id' in changed:
+        if changed & {param for _, param, _ in OUTPUT_FIELDS} or "frame_id" in changed:
             with self._lock:
                 self._flags_version += 1
-        if 'update_rate' in changed:
+        if "update_rate" in changed:
             self._make_tick_timer()
-        if 'diagnostics_period' in changed:
+        if "diagnostics_period" in changed:
             self._make_diag_timer()
-        if 'warning_period' in changed:
-            self._throttle.period = self._p['warning_period']
-        if 'robot_description' in changed and self._p['robot_description']:
-            self._request_model(self._p['robot_description'], 'parameter robot_description')
+        if "warning_period" in changed:
+            self._throttle.period = self._p["warning_period"]
+        if "robot_description" in changed and self._p["robot_description"]:
+            self._request_model(self._p["robot_description"], "parameter robot_description")
 
     def _make_tick_timer(self) -> None:
         if self._tick_timer is not None:
             self.destroy_timer(self._tick_timer)
             self._tick_timer = None
-        rate = float(self._p['update_rate'])
+        rate = float(self._p["update_rate"])
         if rate > 0.0:
-            self._tick_timer = self.create_timer(1.0 / rate, self._wake.set,
-                                                 callback_group=self._timer_group)
+            self._tick_timer = self.create_timer(
+                1.0 / rate, self._wake.set, callback_group=self._timer_group
+            )
 
     def _make_diag_timer(self) -> None:
         if self._diag_timer is not None:
             self.destroy_timer(self._diag_timer)
-        self._diag_timer = self.create_timer(float(self._p['diagnostics_period']),
-                                             self._publish_diagnostics,
-                                             callback_group=self._diag_group)
+        self._diag_timer = self.create_timer(
+            float(self._p["diagnostics_period"]),
+            self._publish_diagnostics,
+            callback_group=self._diag_group,
+        )
 
     # ------------------------------------------------------------------ logging helpers
 
@@ -266,11 +323,11 @@ class CoriolisNode(Node):
     # ------------------------------------------------------------------ robot model
 
     def _on_description(self, msg: String) -> None:
-        self._request_model(msg.data, f'topic {self.resolve_topic_name("robot_description")}')
+        self._request_model(msg.data, f"topic {self.resolve_topic_name('robot_description')}")
 
     def _request_model(self, urdf: str, source: str) -> None:
         if not urdf.strip():
-            self.get_logger().warning(f'ignoring empty robot_description from {source}')
+            self.get_logger().warning(f"ignoring empty robot_description from {source}")
             return
         with self._build_cond:
             self._build_request = (urdf, source)
@@ -289,7 +346,7 @@ class CoriolisNode(Node):
             try:
                 self._build(urdf, source)
             except Exception as exc:  # noqa: BLE001 -- the builder never dies; old model kept
-                self._report_bad_description(source, f'{type(exc).__name__}: {exc}')
+                self._report_bad_description(source, f"{type(exc).__name__}: {exc}")
             with self._build_cond:
                 self._building = self._build_request is not None
 
@@ -297,24 +354,24 @@ class CoriolisNode(Node):
         with self._lock:
             self._model_error = reason
             kept = self._model
-        what = f'keeping model {kept.name}' if kept else 'still no robot model'
-        self.get_logger().error(f'robot_description from {source} rejected ({what}): {reason}')
+        what = f"keeping model {kept.name}" if kept else "still no robot model"
+        self.get_logger().error(f"robot_description from {source} rejected ({what}): {reason}")
 
     def _build(self, urdf: str, source: str) -> None:
         from coriolis_ros.dynamics import Dynamics, URDFError
 
         current = self._model
         if current is not None and current.urdf == urdf:
-            self.get_logger().info(f'robot_description from {source} unchanged, model kept')
+            self.get_logger().info(f"robot_description from {source} unchanged, model kept")
             return
         try:
             dyn = Dynamics.from_urdf(urdf, gravity=self._gravity)
-            service_dyn = Dynamics.from_urdf(urdf, gravity=self._gravity)
         except URDFError as exc:
             self._report_bad_description(source, str(exc))
             return
         if self._stop.is_set():
             return
+        service_dyn = dyn.clone()  # own workspace: services never touch the tick's instance
         start = time.perf_counter()
         dyn.warmup()
         service_dyn.warmup()
@@ -329,14 +386,15 @@ class CoriolisNode(Node):
             if old is not None:
                 model.buffer.seed_from(old.buffer)  # shared joints keep their values
             self._model = model
-            self._model_error = ''
+            self._model_error = ""
             self._residual = math.nan
             self._throttle.reset()
         if old is not None:
             self.get_logger().info(
-                f'robot model replaced: {old.name} ({old.n} DoF) -> {model.name} '
-                f'({model.n} DoF) from {source}')
-        self.get_logger().info(f'ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s')
+                f"robot model replaced: {old.name} ({old.n} DoF) -> {model.name} "
+                f"({model.n} DoF) from {source}"
+            )
+        self.get_logger().info(f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s")
 
     # ------------------------------------------------------------------ joint states
 
@@ -350,26 +408,35 @@ class CoriolisNode(Node):
                 self._counters.withheld += 1
                 result = None
             else:
-                result = model.buffer.update(msg.name, msg.position, msg.velocity,
-                                             len(msg.effort), msg.header.stamp, now)
+                result = model.buffer.update(
+                    msg.name, msg.position, msg.velocity, len(msg.effort), msg.header.stamp, now
+                )
                 if result.status == REJECTED:
                     self._counters.rejected += 1
                     self._last_rejection = result.reason
                 elif result.status == IGNORED:
                     self._counters.ignored += 1
         if result is None:
-            self._warn('no-model', 'joint_states received but there is no robot model yet '
-                       '(waiting for robot_description)', now)
+            self._warn(
+                "no-model",
+                "joint_states received but there is no robot model yet "
+                "(waiting for robot_description)",
+                now,
+            )
             return
         for name in result.new_unknown:
             self.get_logger().warning(
-                f"ignoring unknown joint '{name}' in joint_states (not in model {model.name})")
+                f"ignoring unknown joint '{name}' in joint_states (not in model {model.name})"
+            )
         if result.status == REJECTED:
-            key = ('rejected', re.sub(r'[0-9]+', '#', result.reason)[:60])
-            self._warn(key, f'joint_states message rejected: {result.reason}', now)
+            key = ("rejected", re.sub(r"[0-9]+", "#", result.reason)[:60])
+            self._warn(key, f"joint_states message rejected: {result.reason}", now)
         elif result.status == IGNORED:
-            self._warn('ignored', 'joint_states message ignored: it names no joint of model '
-                       f'{model.name}', now)
+            self._warn(
+                "ignored",
+                f"joint_states message ignored: it names no joint of model {model.name}",
+                now,
+            )
         elif result.status == ACCEPTED and self._tick_timer is None:
             self._wake.set()
 
@@ -387,12 +454,13 @@ class CoriolisNode(Node):
                 with self._lock:
                     self._counters.failed += 1
                 if not self._stop.is_set():
-                    self._warn('tick-failed', f'tick failed: {type(exc).__name__}: {exc}',
-                               error=True)
+                    self._warn(
+                        "tick-failed", f"tick failed: {type(exc).__name__}: {exc}", error=True
+                    )
 
     def _tick(self) -> None:
         start = time.monotonic()
-        timeout = float(self._p['joint_state_timeout'])
+        timeout = float(self._p["joint_state_timeout"])
         with self._lock:
             model = self._model
             if model is None:
@@ -409,20 +477,29 @@ class CoriolisNode(Node):
             flags_version = self._flags_version
             residual_due = self._residual_due
         if stale:
-            self._warn('stale', f'stale joint_states: no value for more than {timeout:g} s '
-                       f'from {name_list(stale)}', start)
+            self._warn(
+                "stale",
+                f"stale joint_states: no value for more than {timeout:g} s from {name_list(stale)}",
+                start,
+            )
         if take is None:
             return
         if take.missing:
-            self._warn('missing', f'not publishing: waiting for joint_states of '
-                       f'{len(take.missing)} of {model.n} joints: {name_list(take.missing)}',
-                       start)
+            self._warn(
+                "missing",
+                f"not publishing: waiting for joint_states of "
+                f"{len(take.missing)} of {model.n} joints: {name_list(take.missing)}",
+                start,
+            )
             return
         if take.no_velocity:
-            self._warn('no-velocity', 'joint_states without velocity for '
-                       f'{name_list(take.no_velocity)}: using 0', start)
+            self._warn(
+                "no-velocity",
+                f"joint_states without velocity for {name_list(take.no_velocity)}: using 0",
+                start,
+            )
         if model.flags_version != flags_version:
-            model.apply_flags(self._p, flags_version, self._p['frame_id'])
+            model.apply_flags(self._p, flags_version, self._p["frame_id"])
 
         q, qd, dyn = model.q, model.qd, model.dyn
         t0 = time.perf_counter()
@@ -460,7 +537,7 @@ class CoriolisNode(Node):
         try:
             model = self._model
             if model is None:
-                response.message = 'no robot model yet (waiting for robot_description)'
+                response.message = "no robot model yet (waiting for robot_description)"
                 return response
             if not len(request.joint_names) and not len(request.position):
                 with self._lock:
@@ -469,13 +546,13 @@ class CoriolisNode(Node):
                     q = buffer.position.copy()
                     stamp = buffer.stamp
                 if missing:
-                    response.message = (f'no complete joint state yet: missing '
-                                        f'{name_list(missing)}')
+                    response.message = f"no complete joint state yet: missing {name_list(missing)}"
                     return response
                 response.header.stamp = stamp
             else:
-                q, _, reason = resolve_request(model.joint_names, request.joint_names,
-                                               request.position, what='request')
+                q, _, reason = resolve_request(
+                    model.joint_names, request.joint_names, request.position, what="request"
+                )
                 if q is None:
                     response.message = reason
                     return response
@@ -486,10 +563,10 @@ class CoriolisNode(Node):
             response.position = to_field(q)
             response.symbols = to_field(gamma)
             response.success = True
-            response.message = f'{model.name}: {model.n}^3 Christoffel symbols'
+            response.message = f"{model.name}: {model.n}^3 Christoffel symbols"
         except Exception as exc:  # noqa: BLE001 -- a service never raises
             response.success = False
-            response.message = f'failed: {type(exc).__name__}: {exc}'
+            response.message = f"failed: {type(exc).__name__}: {exc}"
         return response
 
     def _srv_dynamics(self, request, response):
@@ -497,10 +574,15 @@ class CoriolisNode(Node):
         try:
             model = self._model
             if model is None:
-                response.message = 'no robot model yet (waiting for robot_description)'
+                response.message = "no robot model yet (waiting for robot_description)"
                 return response
-            q, qd, reason = resolve_request(model.joint_names, request.joint_names,
-                                            request.position, request.velocity, what='request')
+            q, qd, reason = resolve_request(
+                model.joint_names,
+                request.joint_names,
+                request.position,
+                request.velocity,
+                what="request",
+            )
             if q is None:
                 response.message = reason
                 return response
@@ -509,17 +591,25 @@ class CoriolisNode(Node):
                 M, Mdot, C = dyn.coriolis(q, qd)
                 Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
                 g = dyn.gravity(q)
-                fields = {'coriolis_matrix': C, 'mass_matrix': M, 'mass_matrix_derivative': Mdot,
-                          'coriolis_force': Cqd, 'coriolis_transpose_force': CTqd,
-                          'gravity_force': g, 'momentum': p, 'position': q, 'velocity': qd}
+                fields = {
+                    "coriolis_matrix": C,
+                    "mass_matrix": M,
+                    "mass_matrix_derivative": Mdot,
+                    "coriolis_force": Cqd,
+                    "coriolis_transpose_force": CTqd,
+                    "gravity_force": g,
+                    "momentum": p,
+                    "position": q,
+                    "velocity": qd,
+                }
                 for field_name, value in fields.items():
                     setattr(response, field_name, to_field(value))
             response.joint_names = list(model.joint_names)
             response.success = True
-            response.message = f'{model.name}: {model.n} DoF'
+            response.message = f"{model.name}: {model.n} DoF"
         except Exception as exc:  # noqa: BLE001 -- a service never raises
             response.success = False
-            response.message = f'failed: {type(exc).__name__}: {exc}'
+            response.message = f"failed: {type(exc).__name__}: {exc}"
         return response
 
     # ------------------------------------------------------------------ diagnostics
@@ -531,20 +621,30 @@ class CoriolisNode(Node):
         with self._lock:
             model = self._model
             s = diagnostics.Snapshot(
-                model_error=self._model_error, building=building,
+                model_error=self._model_error,
+                building=building,
                 input_rate=self._input_window.rate(now),
                 output_rate=self._output_window.rate(now),
-                compute_mean=self._output_window.mean(), compute_max=self._output_window.max
-                if self._output_window.count else math.nan,
-                residual=self._residual, residual_scale=self._residual_scale,
-                counters=self._counters.as_dict(), last_rejection=self._last_rejection,
-                update_rate=float(self._p['update_rate']))
-            extra = [('tick_time_mean_ms', self._tick_window.mean() * 1e3),
-                     ('tick_time_max_ms', self._tick_window.max * 1e3),
-                     ('latency_mean_ms', self._latency_window.mean() * 1e3),
-                     ('latency_max_ms', self._latency_window.max * 1e3)]
-            for window in (self._input_window, self._output_window, self._tick_window,
-                           self._latency_window):
+                compute_mean=self._output_window.mean(),
+                compute_max=self._output_window.max if self._output_window.count else math.nan,
+                residual=self._residual,
+                residual_scale=self._residual_scale,
+                counters=self._counters.as_dict(),
+                last_rejection=self._last_rejection,
+                update_rate=float(self._p["update_rate"]),
+            )
+            extra = [
+                ("tick_time_mean_ms", self._tick_window.mean() * 1e3),
+                ("tick_time_max_ms", self._tick_window.max * 1e3),
+                ("latency_mean_ms", self._latency_window.mean() * 1e3),
+                ("latency_max_ms", self._latency_window.max * 1e3),
+            ]
+            for window in (
+                self._input_window,
+                self._output_window,
+                self._tick_window,
+                self._latency_window,
+            ):
                 window.reset(now)
             self._residual_due = True
             if model is not None:
@@ -553,19 +653,23 @@ class CoriolisNode(Node):
                 if not buffer.complete:
                     s.missing = buffer.missing()
                 else:
-                    s.no_velocity = tuple(n for n, ok in zip(buffer.joint_names,
-                                                             buffer.has_velocity) if not ok)
-                s.stale = buffer.stale(now, float(self._p['joint_state_timeout']))
+                    s.no_velocity = tuple(
+                        n for n, ok in zip(buffer.joint_names, buffer.has_velocity) if not ok
+                    )
+                s.stale = buffer.stale(now, float(self._p["joint_state_timeout"]))
         return s, extra
 
     def _publish_diagnostics(self) -> None:
         snapshot, extra = self._snapshot()
         level, message, values = diagnostics.evaluate(snapshot)
-        values += [(k, 'nan' if math.isnan(v) else f'{v:.6g}') for k, v in extra]
+        values += [(k, "nan" if math.isnan(v) else f"{v:.6g}") for k, v in extra]
         status = DiagnosticStatus(
-            level=_LEVELS[level], name=f'{self.get_fully_qualified_name()}: dynamics',
-            message=message, hardware_id=snapshot.robot or '',
-            values=[KeyValue(key=k, value=v) for k, v in values])
+            level=_LEVELS[level],
+            name=f"{self.get_fully_qualified_name()}: dynamics",
+            message=message,
+            hardware_id=snapshot.robot or "",
+            values=[KeyValue(key=k, value=v) for k, v in values],
+        )
         array_msg = DiagnosticArray(status=[status])
         array_msg.header.stamp = self.get_clock().now().to_msg()
         self._diag_pub.publish(array_msg)
@@ -588,7 +692,7 @@ def main(args=None) -> int:
         try:
             node = CoriolisNode()
         except Exception as exc:  # noqa: BLE001 -- bad parameters: say why and exit non-zero
-            get_logger(NODE_NAME).fatal(f'cannot start: {exc}')
+            get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
             return 1
         executor = MultiThreadedExecutor(num_threads=3)
         executor.add_node(node)
@@ -603,5 +707,5 @@ def main(args=None) -> int:
     return 0
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

@@ -22,7 +22,7 @@ class Snapshot:
     robot: str | None = None  # None: no model yet
     dof: int = 0
     tree_depth: int = 0
-    model_error: str = ''  # last robot_description rejection, '' if none since the last model
+    model_error: str = ""  # last robot_description rejection, '' if none since the last model
     building: bool = False  # a new description is being built
     missing: tuple = ()  # model joints without a position yet
     stale: tuple = ()
@@ -34,58 +34,58 @@ class Snapshot:
     residual: float = math.nan  # ‖Ṁ − C − Cᵀ‖_F on the latest tick
     residual_scale: float = 1.0  # ‖Ṁ‖_F on the same tick
     counters: dict = field(default_factory=dict)
-    last_rejection: str = ''
+    last_rejection: str = ""
     update_rate: float = 0.0
 
 
 def _fmt(value) -> str:
     if isinstance(value, float):
-        return 'nan' if math.isnan(value) else f'{value:.6g}'
+        return "nan" if math.isnan(value) else f"{value:.6g}"
     return str(value)
 
 
 def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
     """(level, message, [(key, value), ...]) for the snapshot."""
     values = [
-        ('robot', s.robot or ''),
-        ('dof', s.dof),
-        ('tree_depth', s.tree_depth),
-        ('mode', f'timer {s.update_rate:g} Hz' if s.update_rate > 0 else 'every message'),
-        ('input_rate_hz', s.input_rate),
-        ('output_rate_hz', s.output_rate),
-        ('compute_time_mean_ms', s.compute_mean * 1e3),
-        ('compute_time_max_ms', s.compute_max * 1e3),
+        ("robot", s.robot or ""),
+        ("dof", s.dof),
+        ("tree_depth", s.tree_depth),
+        ("mode", f"timer {s.update_rate:g} Hz" if s.update_rate > 0 else "every message"),
+        ("input_rate_hz", s.input_rate),
+        ("output_rate_hz", s.output_rate),
+        ("compute_time_mean_ms", s.compute_mean * 1e3),
+        ("compute_time_max_ms", s.compute_max * 1e3),
     ]
     values += [(name, s.counters.get(name, 0)) for name in sorted(s.counters)]
     values += [
-        ('stale_joints', name_list(s.stale) if s.stale else ''),
-        ('missing_joints', name_list(s.missing) if s.missing else ''),
-        ('joints_without_velocity', name_list(s.no_velocity) if s.no_velocity else ''),
-        ('self_check_residual', s.residual),
-        ('last_rejected_input', s.last_rejection),
-        ('last_rejected_description', s.model_error),
+        ("stale_joints", name_list(s.stale) if s.stale else ""),
+        ("missing_joints", name_list(s.missing) if s.missing else ""),
+        ("joints_without_velocity", name_list(s.no_velocity) if s.no_velocity else ""),
+        ("self_check_residual", s.residual),
+        ("last_rejected_input", s.last_rejection),
+        ("last_rejected_description", s.model_error),
     ]
     values = [(k, _fmt(v)) for k, v in values]
 
     if s.robot is None:
-        message = 'no robot model'
+        message = "no robot model"
         if s.building:
-            message += ' (building one)'
+            message += " (building one)"
         if s.model_error:
-            message += f'; robot_description rejected: {s.model_error}'
+            message += f"; robot_description rejected: {s.model_error}"
         return ERROR, message, values
     relative = s.residual / max(1.0, s.residual_scale)
     if not math.isnan(relative) and relative > RESIDUAL_TOLERANCE:
-        return ERROR, f'self-check failed: |Mdot - C - C^T| = {s.residual:.3g}', values
+        return ERROR, f"self-check failed: |Mdot - C - C^T| = {s.residual:.3g}", values
     warnings = []
     if s.missing:
-        warnings.append(f'waiting for joints: {name_list(s.missing)}')
+        warnings.append(f"waiting for joints: {name_list(s.missing)}")
     if s.stale:
-        warnings.append(f'stale joints: {name_list(s.stale)}')
+        warnings.append(f"stale joints: {name_list(s.stale)}")
     if s.no_velocity:
-        warnings.append(f'no velocity (using 0) for: {name_list(s.no_velocity)}')
+        warnings.append(f"no velocity (using 0) for: {name_list(s.no_velocity)}")
     if s.model_error:
-        warnings.append(f'robot_description rejected, old model kept: {s.model_error}')
+        warnings.append(f"robot_description rejected, old model kept: {s.model_error}")
     if warnings:
-        return WARN, '; '.join(warnings), values
-    return OK, f'{s.robot}: {s.dof} DoF, {s.output_rate:.4g} Hz', values
+        return WARN, "; ".join(warnings), values
+    return OK, f"{s.robot}: {s.dof} DoF, {s.output_rate:.4g} Hz", values

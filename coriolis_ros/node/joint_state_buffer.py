@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-ACCEPTED = 'accepted'
-REJECTED = 'rejected'
-IGNORED = 'ignored'  # well-formed, but names no joint of the model
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+IGNORED = "ignored"  # well-formed, but names no joint of the model
 _MAX_LAYOUTS = 64
 _MAX_WARNED = 1000  # unknown names remembered for "warn once" (bounded against floods)
 
 
 def as_float64(values) -> np.ndarray:
     """A float64 ndarray over `values`; zero-copy for array.array('d') and float64 ndarrays."""
-    if isinstance(values, array.array) and values.typecode == 'd':
+    if isinstance(values, array.array) and values.typecode == "d":
         return np.frombuffer(values, dtype=np.float64) if len(values) else np.empty(0)
     return np.asarray(values, dtype=np.float64)
 
@@ -33,9 +33,9 @@ def as_float64(values) -> np.ndarray:
 def name_list(names, limit: int = 10) -> str:
     """'a, b, c' for up to `limit` names, then '... and N more'."""
     names = list(names)
-    text = ', '.join(names[:limit])
+    text = ", ".join(names[:limit])
     if len(names) > limit:
-        text += f' ... and {len(names) - limit} more'
+        text += f" ... and {len(names) - limit} more"
     return text
 
 
@@ -51,29 +51,29 @@ def check_arrays(names, position, velocity, effort_len: int = 0) -> str | None:
     """
     n = len(names)
     if len(position) != n:
-        return f'{n} joint names but {len(position)} positions'
+        return f"{n} joint names but {len(position)} positions"
     if len(velocity) and len(velocity) != n:
-        return f'{n} joint names but {len(velocity)} velocities'
+        return f"{n} joint names but {len(velocity)} velocities"
     if effort_len and effort_len != n:
-        return f'{n} joint names but {effort_len} efforts'
+        return f"{n} joint names but {effort_len} efforts"
     if len(set(names)) != n:
         seen, dup = set(), []
         for name in names:
             if name in seen and name not in dup:
                 dup.append(name)
             seen.add(name)
-        return f'duplicate joint names: {name_list(dup)}'
+        return f"duplicate joint names: {name_list(dup)}"
     if n and not np.isfinite(position).all():
-        return f'non-finite position (NaN/inf) for {name_list(_nonfinite_names(position, names))}'
+        return f"non-finite position (NaN/inf) for {name_list(_nonfinite_names(position, names))}"
     if len(velocity) and not np.isfinite(velocity).all():
-        return f'non-finite velocity (NaN/inf) for {name_list(_nonfinite_names(velocity, names))}'
+        return f"non-finite velocity (NaN/inf) for {name_list(_nonfinite_names(velocity, names))}"
     return None
 
 
 @dataclass
 class UpdateResult:
     status: str
-    reason: str = ''
+    reason: str = ""
     new_unknown: list = field(default_factory=list)  # unknown names seen for the first time
 
 
@@ -129,8 +129,11 @@ class JointStateBuffer:
                     msg_idx.append(k)
             if len(self._layouts) >= _MAX_LAYOUTS:
                 self._layouts.clear()
-            layout = self._layouts[key] = (np.array(model_idx, dtype=np.intp),
-                                           np.array(msg_idx, dtype=np.intp), unknown)
+            layout = self._layouts[key] = (
+                np.array(model_idx, dtype=np.intp),
+                np.array(msg_idx, dtype=np.intp),
+                unknown,
+            )
         return layout
 
     def update(self, names, position, velocity, effort_len: int, stamp, now: float) -> UpdateResult:
@@ -146,7 +149,7 @@ class JointStateBuffer:
             new_unknown = [u for u in unknown if u not in self._warned_unknown]
             self._warned_unknown.update(new_unknown)
         if not len(model_idx):
-            return UpdateResult(IGNORED, 'no joint of the model in this message', new_unknown)
+            return UpdateResult(IGNORED, "no joint of the model in this message", new_unknown)
         self.position[model_idx] = position[msg_idx]
         self.has_position[model_idx] = True
         if len(velocity):
@@ -160,7 +163,7 @@ class JointStateBuffer:
         self.stamp = stamp
         self.receive_time = now
         self.pending += 1
-        return UpdateResult(ACCEPTED, '', new_unknown)
+        return UpdateResult(ACCEPTED, "", new_unknown)
 
     def missing(self) -> tuple:
         return tuple(self.joint_names[i] for i in np.flatnonzero(~self.has_position))
@@ -205,8 +208,9 @@ class JointStateBuffer:
         self.receive_time = other.receive_time
 
 
-def resolve_request(model_names, names, position, velocity=None, *,
-                    what: str = 'request') -> tuple[np.ndarray | None, np.ndarray | None, str]:
+def resolve_request(
+    model_names, names, position, velocity=None, *, what: str = "request"
+) -> tuple[np.ndarray | None, np.ndarray | None, str]:
     """Map a service request (names in any order) to model-order q (and q̇).
 
     Returns (q, qd, '') on success or (None, None, reason). `velocity` None means "no velocity
@@ -217,19 +221,19 @@ def resolve_request(model_names, names, position, velocity=None, *,
     velocity = np.empty(0) if velocity is None else as_float64(velocity)
     reason = check_arrays(names, position, velocity)
     if reason is not None:
-        return None, None, f'{what}: {reason}'
+        return None, None, f"{what}: {reason}"
     index = {name: i for i, name in enumerate(model_names)}
     unknown = [name for name in names if name not in index]
     if unknown:
-        return None, None, f'{what}: unknown joint names: {name_list(unknown)}'
+        return None, None, f"{what}: unknown joint names: {name_list(unknown)}"
     given = set(names)
     missing = [name for name in model_names if name not in given]
     if missing:
-        return None, None, f'{what}: missing joint names: {name_list(missing)}'
+        return None, None, f"{what}: missing joint names: {name_list(missing)}"
     order = np.array([index[name] for name in names], dtype=np.intp)
     q = np.empty(len(model_names))
     q[order] = position
     qd = np.zeros(len(model_names))
     if len(velocity):
         qd[order] = velocity
-    return q, qd, ''
+    return q, qd, ""

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 # Optional CoriolisState fields and the parameter that switches each one.
 OUTPUT_FIELDS = (
-    ('coriolis_matrix', 'publish_coriolis_matrix', 'C (n*n, row-major)'),
-    ('coriolis_force', 'publish_coriolis_force', 'C q̇ (n)'),
-    ('coriolis_transpose_force', 'publish_coriolis_transpose_force', 'Cᵀ q̇ (n)'),
-    ('mass_matrix', 'publish_mass_matrix', 'M (n*n, row-major)'),
-    ('mass_matrix_derivative', 'publish_mass_matrix_derivative', 'Ṁ = C + Cᵀ (n*n, row-major)'),
-    ('gravity_force', 'publish_gravity', 'g (n)'),
-    ('momentum', 'publish_momentum', 'p = M q̇ (n)'),
+    ("coriolis_matrix", "publish_coriolis_matrix", "C (n*n, row-major)"),
+    ("coriolis_force", "publish_coriolis_force", "C q̇ (n)"),
+    ("coriolis_transpose_force", "publish_coriolis_transpose_force", "Cᵀ q̇ (n)"),
+    ("mass_matrix", "publish_mass_matrix", "M (n*n, row-major)"),
+    ("mass_matrix_derivative", "publish_mass_matrix_derivative", "Ṁ = C + Cᵀ (n*n, row-major)"),
+    ("gravity_force", "publish_gravity", "g (n)"),
+    ("momentum", "publish_momentum", "p = M q̇ (n)"),
 )
 
 
@@ -29,40 +29,74 @@ class ParamSpec:
     read_only: bool = False
     minimum: float | int | None = None
     maximum: float | int | None = None
-    constraints: str = ''
+    constraints: str = ""
 
 
 PARAMETERS = (
-    ParamSpec('robot_description', '',
-              'URDF XML used when nothing has been received on the robot_description topic; '
-              'a later message on the topic replaces it. Empty: wait for the topic.'),
-    ParamSpec('gravity', [0.0, 0.0, -9.81],
-              'Gravity vector [x, y, z] in the URDF root frame, m/s^2.', read_only=True,
-              constraints='exactly 3 finite numbers'),
-    ParamSpec('update_rate', 0.0,
-              'Computation rate in Hz. 0: compute on every joint_states message; > 0: compute '
-              'at this rate on the newest merged state (only when new data arrived).',
-              minimum=0.0, maximum=10000.0),
-    ParamSpec('joint_state_timeout', 0.5,
-              'Seconds after which a joint without a new value counts as stale (reported in '
-              'diagnostics, throttled warning). 0 disables the check.',
-              minimum=0.0, maximum=3600.0),
-    ParamSpec('diagnostics_period', 1.0,
-              'Seconds between DiagnosticArray messages on /diagnostics.',
-              minimum=0.05, maximum=60.0),
-    ParamSpec('frame_id', '',
-              'header.frame_id of coriolis_state (empty by default).'),
-    ParamSpec('input_queue_depth', 100,
-              'History depth of the joint_states subscription (best effort, matches reliable '
-              'and best-effort publishers).', read_only=True, minimum=1, maximum=100000),
-    ParamSpec('output_queue_depth', 10,
-              'History depth of the coriolis_state publisher (reliable, volatile).',
-              read_only=True, minimum=1, maximum=100000),
-    ParamSpec('warning_period', 2.0,
-              'Seconds between repeats of the same warning (bad input, waiting for joints, '
-              'stale joints).', minimum=0.0, maximum=3600.0),
+    ParamSpec(
+        "robot_description",
+        "",
+        "URDF XML used when nothing has been received on the robot_description topic; "
+        "a later message on the topic replaces it. Empty: wait for the topic.",
+    ),
+    ParamSpec(
+        "gravity",
+        [0.0, 0.0, -9.81],
+        "Gravity vector [x, y, z] in the URDF root frame, m/s^2.",
+        read_only=True,
+        constraints="exactly 3 finite numbers",
+    ),
+    ParamSpec(
+        "update_rate",
+        0.0,
+        "Computation rate in Hz. 0: compute on every joint_states message; > 0: compute "
+        "at this rate on the newest merged state (only when new data arrived).",
+        minimum=0.0,
+        maximum=10000.0,
+    ),
+    ParamSpec(
+        "joint_state_timeout",
+        0.5,
+        "Seconds after which a joint without a new value counts as stale (reported in "
+        "diagnostics, throttled warning). 0 disables the check.",
+        minimum=0.0,
+        maximum=3600.0,
+    ),
+    ParamSpec(
+        "diagnostics_period",
+        1.0,
+        "Seconds between DiagnosticArray messages on /diagnostics.",
+        minimum=0.05,
+        maximum=60.0,
+    ),
+    ParamSpec("frame_id", "", "header.frame_id of coriolis_state (empty by default)."),
+    ParamSpec(
+        "input_queue_depth",
+        100,
+        "History depth of the joint_states subscription (best effort, matches reliable "
+        "and best-effort publishers).",
+        read_only=True,
+        minimum=1,
+        maximum=100000,
+    ),
+    ParamSpec(
+        "output_queue_depth",
+        10,
+        "History depth of the coriolis_state publisher (reliable, volatile).",
+        read_only=True,
+        minimum=1,
+        maximum=100000,
+    ),
+    ParamSpec(
+        "warning_period",
+        2.0,
+        "Seconds between repeats of the same warning (bad input, waiting for joints, "
+        "stale joints).",
+        minimum=0.0,
+        maximum=3600.0,
+    ),
 ) + tuple(
-    ParamSpec(param, True, f'Fill CoriolisState.{field_name}: {what}. Off: left empty.')
+    ParamSpec(param, True, f"Fill CoriolisState.{field_name}: {what}. Off: left empty.")
     for field_name, param, what in OUTPUT_FIELDS
 )
 
@@ -74,21 +108,21 @@ def validate(name: str, value) -> str | None:
     spec = SPECS.get(name)
     if spec is None:
         return None
-    if name == 'gravity':
+    if name == "gravity":
         try:
             values = [float(v) for v in value]
         except (TypeError, ValueError):
-            return 'gravity must be a list of 3 numbers'
+            return "gravity must be a list of 3 numbers"
         if len(values) != 3 or not all(math.isfinite(v) for v in values):
-            return f'gravity must be exactly 3 finite numbers, got {list(value)}'
+            return f"gravity must be exactly 3 finite numbers, got {list(value)}"
         return None
     if spec.minimum is not None or spec.maximum is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f'{name} must be a number'
+            return f"{name} must be a number"
         if not math.isfinite(value):
-            return f'{name} must be finite'
+            return f"{name} must be finite"
         if spec.minimum is not None and value < spec.minimum:
-            return f'{name} must be >= {spec.minimum}, got {value}'
+            return f"{name} must be >= {spec.minimum}, got {value}"
         if spec.maximum is not None and value > spec.maximum:
-            return f'{name} must be <= {spec.maximum}, got {value}'
+            return f"{name} must be <= {spec.maximum}, got {value}"
     return None

@@ -13,7 +13,7 @@ class Counters:
     received == rejected + ignored + withheld + skipped + published + failed.
     """
 
-    FIELDS = ('received', 'rejected', 'ignored', 'withheld', 'skipped', 'published', 'failed')
+    FIELDS = ("received", "rejected", "ignored", "withheld", "skipped", "published", "failed")
 
     def __init__(self):
         for name in self.FIELDS:
@@ -78,4 +78,4 @@ class Throttle:
 
 def suppressed_note(allowed: int) -> str:
     """' (3 similar suppressed)' for allow() == 4, '' for 1."""
-    return f' ({allowed - 1} similar suppressed)' if allowed > 1 else ''
+    return f" ({allowed - 1} similar suppressed)" if allowed > 1 else ""

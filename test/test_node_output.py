@@ -1,0 +1,239 @@
+"""The node's coriolis_state output equals the library and Pinocchio on the same state."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
+
+from ros_helpers import (  # noqa: E402
+    NodeProcess,
+    Peer,
+    PinReference,
+    as_matrix,
+    close,
+    panda_urdf,
+    stamp_ns,
+)
+
+from coriolis_ros.dynamics import Dynamics  # noqa: E402
+from coriolis_ros.node.params import OUTPUT_FIELDS  # noqa: E402
+
+MATRIX_FIELDS = ("coriolis_matrix", "mass_matrix", "mass_matrix_derivative")
+
+
+def _check_terms(msg, urdf_ref: PinReference, dyn: Dynamics, q, qd, fields=None):
+    """Every (or the given) optional field equals Dynamics and Pinocchio at (q, qd)."""
+    n = dyn.nv
+    names = list(msg.joint_names)
+    assert names == list(dyn.joint_names)
+    np.testing.assert_array_equal(msg.position, q)
+    np.testing.assert_array_equal(msg.velocity, qd)
+    M, Mdot, C = dyn.coriolis(q, qd)
+    Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
+    library = {
+        "coriolis_matrix": C,
+        "mass_matrix": M,
+        "mass_matrix_derivative": Mdot,
+        "coriolis_force": Cqd,
+        "coriolis_transpose_force": CTqd,
+        "gravity_force": dyn.gravity(q),
+        "momentum": p,
+    }
+    pin = urdf_ref.evaluate(names, q, qd)
+    for field_name in fields or library:
+        got = np.asarray(getattr(msg, field_name))
+        if field_name in MATRIX_FIELDS:
+            got = as_matrix(got, n)
+        # The node runs the same library: bit-for-bit up to the kernels' determinism.
+        assert close(got, library[field_name], rtol=1e-12), field_name
+        assert close(got, pin[field_name], rtol=1e-8), field_name
+
+
+def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
+    domain_id, env = ros_domain_env
+    urdf = panda_urdf()
+    dyn = Dynamics.from_urdf(urdf)
+    ref = PinReference(urdf)
+    names = list(dyn.joint_names)
+    n = len(names)
+    rng = np.random.default_rng(7)
+    with Peer(domain_id) as peer:
+        # A latched description published before the node exists.
+        desc = peer.description_publisher()
+        peer.publish_description(desc, urdf)
+        peer.collect_states()
+        node = NodeProcess(env, tmp_path / "node.log", params={"frame_id": "panda_link0"})
+        try:
+            node.wait_ready("panda")
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+
+            # 1. Full state, joint names shuffled.
+            q = rng.uniform(-1.5, 1.5, n)
+            q[7:] = rng.uniform(0.0, 0.04, 2)  # fingers (prismatic)
+            qd = rng.uniform(-2.0, 2.0, n)
+            perm = rng.permutation(n)
+            stamp = 1_700_000_000_123_456_789
+            js.publish(
+                peer.joint_state([names[i] for i in perm], q[perm], qd[perm], stamp_ns=stamp)
+            )
+            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == stamp)
+            assert msg.header.frame_id == "panda_link0"
+            for field_name, _, _ in OUTPUT_FIELDS:
+                assert len(getattr(msg, field_name)) == (
+                    n * n if field_name in MATRIX_FIELDS else n
+                ), field_name
+            _check_terms(msg, ref, dyn, q, qd)
+
+            # 2. Partial messages from two publishers (one best effort): arm, then gripper.
+            arm = peer.joint_state_publisher()
+            gripper = peer.joint_state_publisher(reliable=False)
+            peer.wait_matched(arm, gripper)
+            q2, qd2 = q.copy(), qd.copy()
+            q2[:7] = rng.uniform(-1.0, 1.0, 7)
+            qd2[:7] = rng.uniform(-1.0, 1.0, 7)
+            arm.publish(
+                peer.joint_state(names[6::-1], q2[6::-1], qd2[6::-1], stamp_ns=stamp + 1000)
+            )
+            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == stamp + 1000)
+            _check_terms(msg, ref, dyn, q2, qd2)  # fingers keep their earlier values
+            q2[7:] = [0.01, 0.03]
+            qd2[7:] = [0.1, -0.2]
+            gripper.publish(
+                peer.joint_state(names[:6:-1], q2[:6:-1], qd2[:6:-1], stamp_ns=stamp + 2000)
+            )
+            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == stamp + 2000)
+            _check_terms(msg, ref, dyn, q2, qd2)
+        finally:
+            assert node.stop() == 0, node.log()
+
+
+def test_optional_fields_switch_off_and_back_on(ros_domain_env, tmp_path):
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    domain_id, env = ros_domain_env
+    urdf = panda_urdf()
+    dyn = Dynamics.from_urdf(urdf)
+    ref = PinReference(urdf)
+    names = list(dyn.joint_names)
+    off = ("publish_coriolis_matrix", "publish_mass_matrix_derivative", "publish_momentum")
+    params = {p: (p not in off) for _, p, _ in OUTPUT_FIELDS}
+    params["robot_description"] = urdf
+    from ros_helpers import write_params_file
+
+    params_file = write_params_file(tmp_path / "params.yaml", params)
+    q = np.linspace(-0.8, 0.8, len(names))
+    qd = np.linspace(1.0, -1.0, len(names))
+    with Peer(domain_id) as peer:
+        peer.collect_states()
+        node = NodeProcess(env, tmp_path / "node.log", params_file=params_file)
+        try:
+            node.wait_ready("panda")
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+            js.publish(peer.joint_state(names, q, qd, stamp_ns=5))
+            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == 5)
+            enabled = []
+            for field_name, param, _ in OUTPUT_FIELDS:
+                if param in off:
+                    assert len(getattr(msg, field_name)) == 0, field_name
+                else:
+                    enabled.append(field_name)
+            _check_terms(msg, ref, dyn, q, qd, fields=enabled)
+
+            # Switch them back on at run time; gravity is read-only.
+            client = peer.client(SetParameters, "/coriolis/set_parameters")
+            request = SetParameters.Request(
+                parameters=[
+                    Parameter(
+                        name=p,
+                        value=ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=True),
+                    )
+                    for p in off
+                ]
+            )
+            results = peer.call(client, request).results
+            assert all(r.successful for r in results), results
+            js.publish(peer.joint_state(names, q, qd, stamp_ns=6))
+            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == 6)
+            _check_terms(msg, ref, dyn, q, qd)
+
+            request = SetParameters.Request(
+                parameters=[
+                    Parameter(
+                        name="gravity",
+                        value=ParameterValue(
+                            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+                            double_array_value=[0.0, 0.0, 0.0],
+                        ),
+                    )
+                ]
+            )
+            (result,) = peer.call(client, request).results
+            assert not result.successful and "read-only" in result.reason.lower()
+            request = SetParameters.Request(
+                parameters=[
+                    Parameter(
+                        name="update_rate",
+                        value=ParameterValue(
+                            type=ParameterType.PARAMETER_DOUBLE, double_value=-5.0
+                        ),
+                    )
+                ]
+            )
+            (result,) = peer.call(client, request).results
+            assert not result.successful
+        finally:
+            assert node.stop() == 0, node.log()
+
+
+def test_timer_mode_publishes_newest_state_and_counts_skips(ros_domain_env, tmp_path):
+    """update_rate > 0: ticks at the timer, on the newest state; every input is accounted for."""
+    import time
+
+    from ros_helpers import diag_values
+
+    domain_id, env = ros_domain_env
+    urdf = panda_urdf()
+    names = list(Dynamics.from_urdf(urdf).joint_names)
+    with Peer(domain_id) as peer:
+        desc = peer.description_publisher()
+        peer.publish_description(desc, urdf)
+        peer.collect_states()
+        peer.collect_diagnostics()
+        node = NodeProcess(
+            env, tmp_path / "node.log", params={"update_rate": 20.0, "diagnostics_period": 0.2}
+        )
+        try:
+            node.wait_ready("panda")
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+            sent = 200
+            for k in range(sent):
+                js.publish(
+                    peer.joint_state(names, np.full(9, k * 1e-3), np.zeros(9), stamp_ns=k + 1)
+                )
+                time.sleep(0.005)
+            last = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == sent)
+            assert last.position[0] == pytest.approx((sent - 1) * 1e-3)
+
+            def settled():
+                d = peer.last_diagnostic()
+                if d is None:
+                    return None
+                v = {
+                    k: int(x)
+                    for k, x in diag_values(d).items()
+                    if k in ("received", "published", "skipped", "withheld", "rejected")
+                }
+                return v if v["published"] == len(peer.received()) and v["received"] > 0 else None
+
+            v = peer.wait_for(settled, what="counters to settle")
+            out = len(peer.received())
+            assert v["received"] == out + v["skipped"] + v["withheld"] + v["rejected"]
+            assert v["rejected"] == 0 and v["withheld"] == 0
+            # Far fewer ticks than messages (20 Hz vs ~200 Hz input).
+            assert out < v["received"] / 2 and v["skipped"] > 0
+        finally:
+            assert node.stop() == 0, node.log()
