@@ -1,8 +1,11 @@
 """Shared helpers for the coriolis_ros benchmarks (bench/*.py).
 
-* Import paths: the repository root goes first on ``sys.path`` so the benchmarks measure the
-  working tree's ``coriolis_ros.dynamics`` (the kernels are being optimised; a stale installed
-  copy would be misleading); ``test/`` is added for ``random_trees``.
+* Import paths: by default the repository root goes first on ``sys.path`` so the benchmarks
+  measure the working tree's ``coriolis_ros.dynamics`` (uncommitted edits included; a stale
+  installed copy would be misleading).  ``CORIOLIS_BENCH_CODE=installed`` measures the
+  installed package instead, ``CORIOLIS_BENCH_CODE=<git revision>`` (e.g. HEAD) a snapshot of
+  that commit's ``coriolis_ros/`` (``git archive`` into a temp dir).  ``test/`` is added for
+  ``random_trees``.
 * Timing: :func:`measure` uses :mod:`timeit` (GC disabled while timing) on a statement string,
   after a warm-up, with the loop count calibrated so that one repeat lasts about
   ``target_s``; it reports the median and the minimum per-call time over the repeats, in µs.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import timeit
@@ -27,10 +31,51 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 RESULTS = BENCH_DIR / "results"
-for _p in (str(REPO / "test"), str(REPO)):
+CODE_ENV = "CORIOLIS_BENCH_CODE"
+
+
+def _snapshot(rev: str) -> Path:
+    """``coriolis_ros/`` of git revision ``rev`` extracted (read-only git use) to a temp dir."""
+    import io
+    import tarfile
+    import tempfile
+
+    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", rev + "^{commit}"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    root = Path(tempfile.gettempdir()) / f"coriolis_bench_src_{os.getuid()}" / sha[:12]
+    if not (root / "coriolis_ros" / "dynamics" / "__init__.py").is_file():
+        root.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="extract-", dir=root.parent))
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", sha, "coriolis_ros"],
+                                 capture_output=True, check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        try:
+            tmp.rename(root)
+        except OSError:  # another process won the race
+            shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+def _code_root() -> Path | None:
+    """Where coriolis_ros is imported from: $CORIOLIS_BENCH_CODE = worktree (default: the
+    repository's working tree, uncommitted edits included), installed (whatever the
+    interpreter finds without the repository on sys.path) or a git revision (HEAD, a sha...)."""
+    code = os.environ.get(CODE_ENV, "worktree").strip() or "worktree"
+    if code == "worktree":
+        return REPO
+    if code == "installed":
+        return None
+    return _snapshot(code)
+
+
+_code = _code_root()
+for _p in [str(REPO / "test")] + ([str(_code)] if _code else []):
     if _p in sys.path:
         sys.path.remove(_p)
     sys.path.insert(0, _p)
+if _code is None and str(REPO) in sys.path:
+    sys.path.remove(str(REPO))
 
 import numpy as np  # noqa: E402
 
@@ -62,7 +107,7 @@ class Settings:
 
     @classmethod
     def for_mode(cls, quick: bool) -> Settings:
-        return cls(repeats=5, target_s=0.004) if quick else cls(repeats=15, target_s=0.02)
+        return cls(repeats=5, target_s=0.003) if quick else cls(repeats=25, target_s=0.008)
 
 
 def measure(stmt: str, namespace: dict, settings: Settings) -> Timing:
@@ -131,9 +176,18 @@ def machine_info() -> list[str]:
         f"(os.cpu_count={os.cpu_count()}), load average at start: {load}",
         f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
         f"pinocchio {pinocchio.__version__}",
-        f"coriolis_ros.dynamics from {Path(dyn_pkg.__file__).parent} (git {git_revision()})",
+        f"coriolis_ros.dynamics from {Path(dyn_pkg.__file__).parent} ({code_description()})",
         SHARED_MACHINE_NOTE,
     ]
+
+
+def code_description() -> str:
+    code = os.environ.get(CODE_ENV, "worktree").strip() or "worktree"
+    if code == "worktree":
+        return f"working tree, git {git_revision()}"
+    if code == "installed":
+        return "installed package"
+    return f"git revision {code} = {_code.name}"
 
 
 def git_revision() -> str:

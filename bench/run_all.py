@@ -1,6 +1,7 @@
 """Run every benchmark and write the results to bench/results/ (``make bench`` calls this).
 
     python bench/run_all.py [--quick] [--markdown] [--only dynamics,paper,scaling] [--outdir DIR]
+                            [--code worktree|installed|<git revision>]
 
 Each benchmark runs in its own process (same interpreter), its output is echoed and written to
 ``<outdir>/<name>.txt`` (``.md`` with --markdown); scaling.py also writes
@@ -12,6 +13,7 @@ Whole run: about 2-3 minutes on 2 shared cores (--quick: well under a minute).
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -32,6 +34,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=",".join(SCRIPTS),
                     help=f"comma-separated subset of {','.join(SCRIPTS)}")
     ap.add_argument("--outdir", default=None, help="results directory")
+    ap.add_argument("--code", default=None,
+                    help="coriolis_ros to measure: worktree (default), installed, or a git "
+                         "revision such as HEAD (sets $CORIOLIS_BENCH_CODE)")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in names if n not in SCRIPTS]
@@ -41,6 +46,9 @@ def main(argv=None) -> int:
         BENCH / "results" / "quick" if args.quick else BENCH / "results")
     outdir.mkdir(parents=True, exist_ok=True)
     extra = (["--quick"] if args.quick else []) + (["--markdown"] if args.markdown else [])
+    env = dict(os.environ)
+    if args.code:
+        env["CORIOLIS_BENCH_CODE"] = args.code
     failures = []
     t0 = time.perf_counter()
     for name in names:
@@ -51,7 +59,8 @@ def main(argv=None) -> int:
         out_file = outdir / f"{stem}.{'md' if args.markdown else 'txt'}"
         print(f"=== {' '.join(cmd)}  ->  {out_file}", flush=True)
         lines = []
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc:
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1,
+                              env=env) as proc:
             for line in proc.stdout:
                 sys.stdout.write(line)
                 sys.stdout.flush()

@@ -36,7 +36,7 @@ TOPOLOGIES = {
     "biped": "Biped (fixed torso, 2 legs)",
     "quadruped": "Quadruped (fixed torso, 4 legs)",
 }
-SIZES = (4, 6, 8, 12, 16, 24, 32, 48, 64)
+SIZES = (4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 QUICK_SIZES = (4, 8, 16, 32, 64)
 SEED = 7
 CURVES = {  # key: (legend label, statement, colour, line style)
