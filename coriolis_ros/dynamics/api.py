@@ -92,7 +92,12 @@ class Dynamics:
         """(M, Mdot, C) at (q, qd), Algorithm 1; C is Christoffel-consistent: Mdot = C + C^T."""
         if out is None:
             out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
-        a, b, c = _three(out)
+        try:
+            a, b, c = out
+        except (TypeError, ValueError):
+            raise ValueError("out must be a tuple of 3 arrays") from None
+        if a is b or a is c or b is c:
+            raise ValueError("out arrays must be distinct")
         try:
             status = _K.coriolis(self._mf, q, qd, self._ws, a, b, c)
         except TypeError:
@@ -155,7 +160,12 @@ class Dynamics:
         """(C qd, C^T qd, M qd) in O(N) without forming C."""
         if out is None:
             out = (np.empty(self._vec), np.empty(self._vec), np.empty(self._vec))
-        a, b, c = _three(out)
+        try:
+            a, b, c = out
+        except (TypeError, ValueError):
+            raise ValueError("out must be a tuple of 3 arrays") from None
+        if a is b or a is c or b is c:
+            raise ValueError("out arrays must be distinct")
         try:
             status = _K.coriolis_vectors(self._mf, q, qd, self._ws, a, b, c)
         except TypeError:
@@ -215,16 +225,6 @@ class Dynamics:
             shapes = ", ".join(str(np.shape(arr)) for arr in out)
             raise ValueError(f"out arrays have the wrong shape: {shapes}")
         raise RuntimeError(f"internal error: kernel status {status}")
-
-
-def _three(out) -> tuple:
-    try:
-        a, b, c = out
-    except (TypeError, ValueError):
-        raise ValueError("out must be a tuple of 3 arrays") from None
-    if a is b or a is c or b is c:
-        raise ValueError("out arrays must be distinct")
-    return a, b, c
 
 
 # One signature per kernel: read-only model arrays, writeable C-contiguous float64 data.

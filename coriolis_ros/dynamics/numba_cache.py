@@ -4,12 +4,16 @@ Compiled kernels are cached so that a process loads them in a fraction of a
 second instead of compiling for ~10 s.  The package may be installed read-only
 (a system prefix, a ROS install space), so the cache goes to
 ``$NUMBA_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/coriolis_ros/numba``
-(default ``~/.cache/coriolis_ros/numba``), else a per-user temporary directory.
+(default ``~/.cache/coriolis_ros/numba``), else a per-user temporary directory,
+in a subdirectory named after a hash of the kernels' sources.  Numba keys its
+cache on each function's own file only, so a change to a helper or constant
+in another module (an upgrade, an edit) would otherwise load stale machine code.
 """
 
+import hashlib
 import os
-import sys
 import tempfile
+from pathlib import Path
 
 
 def _candidates():
@@ -19,11 +23,24 @@ def _candidates():
     yield os.path.join(tempfile.gettempdir(), f"coriolis_ros-{user}", "numba")
 
 
+def sources_digest() -> str:
+    """A short hash of every source file the compiled kernels depend on."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted([here / "model.py", *(here / "kernels").glob("*.py")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def configure() -> str:
     """Choose the cache directory (before the kernels are imported) and return it."""
     chosen = os.environ.get("NUMBA_CACHE_DIR")
-    if not chosen:
+    if chosen:
+        chosen = os.path.join(chosen, "coriolis_ros-" + sources_digest())
+    else:
         for path in _candidates():
+            path = os.path.join(path, sources_digest())
             try:
                 os.makedirs(path, exist_ok=True)
             except OSError:
@@ -32,8 +49,9 @@ def configure() -> str:
                 chosen = path
                 break
     if chosen:
-        os.environ["NUMBA_CACHE_DIR"] = chosen
-        config = sys.modules.get("numba.core.config")
-        if config is not None:  # numba already imported: its config read the environment already
-            config.CACHE_DIR = chosen
+        # Set numba's configuration, not the environment: child processes choose for
+        # themselves.  The kernels' cache locators read it when they are decorated.
+        from numba.core import config
+
+        config.CACHE_DIR = chosen
     return chosen or ""

@@ -12,10 +12,20 @@ so F2 and F3 have a zero bottom half (line 9).
 
 from ..model import MF_PARENT
 from .kinematics import BAD_Q, SIZE_OUT, SIZE_Q, SIZE_WS, all_finite, forward_positions, model_ok
-from .spatial import WS_IC, WS_S, add_rows, body_factor, cross, dot3, dot6, inertia_times, kernel
+from .spatial import (
+    WS_IC,
+    WS_S,
+    add_rows,
+    body_factor,
+    cross,
+    dot3,
+    dot6,
+    inertia_times,
+    long_kernel,
+)
 
 
-@kernel
+@long_kernel
 def christoffel(mf, q, ws, Gamma):
     """Fill Gamma (n, n, n); returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]

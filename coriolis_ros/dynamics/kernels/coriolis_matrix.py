@@ -17,8 +17,8 @@ from .kinematics import (
     SIZE_OUT,
     SIZE_WS,
     all_finite,
-    forward_positions,
-    forward_velocities,
+    move_body,
+    place_body,
     model_ok,
     square_ok,
     vectors_ok,
@@ -26,7 +26,6 @@ from .kinematics import (
 from .spatial import (
     WS_BL,
     WS_BP,
-    WS_I,
     WS_IC,
     WS_S,
     WS_SD,
@@ -37,11 +36,11 @@ from .spatial import (
     dot3,
     dot6,
     inertia_times,
-    kernel,
+    long_kernel,
 )
 
 
-@kernel
+@long_kernel
 def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
     """Fill M, Mdot and C; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
@@ -56,11 +55,12 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         return BAD_Q
     if not all_finite(qd):
         return BAD_QD
-    forward_positions(mf, q, ws)  # line 5: IC_i = I_i
-    forward_velocities(mf, qd, ws)  # lines 3-4
-    for i in range(n):  # line 6: BC_i = B(v_i, I_i)
+    for i in range(n):  # lines 2-7, with IC_i = I_i written by place_body
+        place_body(mf, q, ws, i)
+        move_body(mf, qd, ws, i)  # lines 3-4
+        # line 6: BC_i = B(v_i, I_i)
         p00, p01, p02, p10, p11, p12, p20, p21, p22, lx, ly, lz = body_factor(
-            ws, i, WS_I,
+            ws, i, WS_IC,
             ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2],
             ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5],
         )  # fmt: skip

@@ -16,8 +16,8 @@ from .kinematics import (
     SIZE_OUT,
     SIZE_WS,
     all_finite,
-    forward_positions,
-    forward_velocities,
+    move_body,
+    place_body,
     model_ok,
     vectors_ok,
 )
@@ -25,7 +25,7 @@ from .spatial import (
     WS_A,
     WS_F,
     WS_H,
-    WS_I,
+    WS_IC,
     WS_S,
     WS_SD,
     WS_V,
@@ -52,9 +52,9 @@ def coriolis_vectors(mf, q, qd, ws, Cqd, CTqd, p):
         return BAD_Q
     if not all_finite(qd):
         return BAD_QD
-    forward_positions(mf, q, ws)
-    forward_velocities(mf, qd, ws)
     for i in range(n):
+        place_body(mf, q, ws, i)
+        move_body(mf, qd, ws, i)
         b = int(mf[i, MF_PARENT])
         qdi = qd[i]
         for c in range(6):
@@ -64,11 +64,11 @@ def coriolis_vectors(mf, q, qd, ws, Cqd, CTqd, p):
             ws[i, WS_A + c] = acc
         wx, wy, wz = ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2]
         ux, uy, uz = ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5]
-        n0, n1, n2, l0, l1, l2 = inertia_times(ws, i, WS_I, wx, wy, wz, ux, uy, uz)
+        n0, n1, n2, l0, l1, l2 = inertia_times(ws, i, WS_IC, wx, wy, wz, ux, uy, uz)
         ws[i, WS_H], ws[i, WS_H + 1], ws[i, WS_H + 2] = n0, n1, n2
         ws[i, WS_H + 3], ws[i, WS_H + 4], ws[i, WS_H + 5] = l0, l1, l2
         a0, a1, a2, a3, a4, a5 = inertia_times(
-            ws, i, WS_I,
+            ws, i, WS_IC,
             ws[i, WS_A], ws[i, WS_A + 1], ws[i, WS_A + 2],
             ws[i, WS_A + 3], ws[i, WS_A + 4], ws[i, WS_A + 5],
         )  # fmt: skip

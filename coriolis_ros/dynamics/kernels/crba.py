@@ -14,10 +14,10 @@ from .kinematics import (
     model_ok,
     square_ok,
 )
-from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, kernel
+from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, long_kernel
 
 
-@kernel
+@long_kernel
 def mass_matrix(mf, q, ws, M):
     """Fill M; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]

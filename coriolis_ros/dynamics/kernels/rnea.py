@@ -16,14 +16,14 @@ from .kinematics import (
     SIZE_WS,
     all_finite,
     forward_positions,
-    forward_velocities,
+    move_body,
+    place_body,
     model_ok,
     vectors_ok,
 )
 from .spatial import (
     WS_A,
     WS_F,
-    WS_I,
     WS_IC,
     WS_S,
     WS_SD,
@@ -53,9 +53,9 @@ def inverse_dynamics(mf, gravity, q, qd, qdd, ws, tau):
         return BAD_QD
     if not all_finite(qdd):
         return BAD_QDD
-    forward_positions(mf, q, ws)
-    forward_velocities(mf, qd, ws)
     for i in range(n):
+        place_body(mf, q, ws, i)
+        move_body(mf, qd, ws, i)
         b = int(mf[i, MF_PARENT])
         qdi, qddi = qd[i], qdd[i]
         for c in range(6):
@@ -68,9 +68,9 @@ def inverse_dynamics(mf, gravity, q, qd, qdd, ws, tau):
         wx, wy, wz = ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2]
         ux, uy, uz = ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5]
         # I a + v x* (I v), with (w, u) x* (n, f) = (w x n + u x f, w x f)
-        n0, n1, n2, l0, l1, l2 = inertia_times(ws, i, WS_I, wx, wy, wz, ux, uy, uz)
+        n0, n1, n2, l0, l1, l2 = inertia_times(ws, i, WS_IC, wx, wy, wz, ux, uy, uz)
         a0, a1, a2, a3, a4, a5 = inertia_times(
-            ws, i, WS_I,
+            ws, i, WS_IC,
             ws[i, WS_A], ws[i, WS_A + 1], ws[i, WS_A + 2],
             ws[i, WS_A + 3], ws[i, WS_A + 4], ws[i, WS_A + 5],
         )  # fmt: skip

@@ -22,16 +22,20 @@ WS_P = 9  # 3: world position of the body frame origin
 WS_S = 12  # 6: Phi, the joint motion subspace in world coordinates
 WS_V = 18  # 6: v, the body's spatial velocity
 WS_SD = 24  # 6: Phidot = v x Phi
-WS_I = 30  # 10: the body's spatial inertia, world coordinates
-WS_IC = 40  # 10: IC, composite inertia of the subtree
-WS_BP = 50  # 9: BC, composite body-level Coriolis factor: its 3x3 block P, row-major
-WS_BL = 59  # 3: BC: the vector L of its lower-left block -(L x)
-WS_H = 62  # 6: composite momentum / scratch
-WS_F = 68  # 6: force / scratch
-WS_A = 74  # 6: acceleration / scratch
-WS_WIDTH = 80
+WS_IC = 30  # 10: the body's spatial inertia, then IC, the composite inertia of its subtree
+WS_BP = 40  # 9: BC, composite body-level Coriolis factor: its 3x3 block P, row-major
+WS_BL = 49  # 3: BC: the vector L of its lower-left block -(L x)
+WS_H = 52  # 6: momentum I v, then summed over the subtree
+WS_F = 58  # 6: force, then summed over the subtree
+WS_A = 64  # 6: acceleration
+WS_WIDTH = 70
 
-kernel = njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+kernel = njit(cache=True, error_model="numpy", boundscheck=False)
+# The O(Nd) and O(Nd^2) sweeps release the GIL so other Python threads run meanwhile;
+# the O(N) ones keep it: releasing and taking it back costs ~0.1 us, a tenth of their time.
+long_kernel = njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+# Per-body steps called inside the kernels' own loops.
+body_step = kernel
 
 
 @kernel
