@@ -6,6 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 [[ -x "$VENV/bin/python" ]] || die "$VENV missing: run 'make setup' first"
+take_lock install
 
 generator=()
 if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then

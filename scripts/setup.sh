@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Create (or reuse) .venv with Python 3.11, the ROS 2 Kilted wheels and the pinned tools, repair
 # the wheels' CMake paths, then build and install this package into the venv (scripts/install.sh).
-# Idempotent: the venv is reused when its stamp (hash of requirements/*.txt, this script and the
-# Python version) matches; otherwise it is recreated from scratch.
+# Idempotent: the venv is reused when its stamp (hash of requirements/*.txt, SETUP_RECIPE in
+# common.sh and the Python version) matches; otherwise it is recreated from scratch.
 # Usage: scripts/setup.sh [--venv-only]   (--venv-only: skip building/installing the package)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -12,6 +12,7 @@ command -v "$PYTHON_BOOTSTRAP" >/dev/null \
 "$PYTHON_BOOTSTRAP" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
     || die "$PYTHON_BOOTSTRAP is not Python 3.11 (the ROS 2 Kilted wheels are cp311 only)"
 
+take_lock setup
 if venv_is_current; then
     log "reusing $VENV (requirements unchanged)"
 else
