@@ -16,7 +16,7 @@ from .kernels.coriolis_vectors import coriolis_vectors as _coriolis_vectors
 from .kernels.crba import mass_matrix as _mass_matrix
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
-from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, SIZE_OUT, SIZE_Q, SIZE_QD, SIZE_QDD
+from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_Q, SIZE_QD, SIZE_QDD
 from .kernels.spatial import WS_WIDTH
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
@@ -96,8 +96,6 @@ class Dynamics:
             a, b, c = out
         except (TypeError, ValueError):
             raise ValueError("out must be a tuple of 3 arrays") from None
-        if a is b or a is c or b is c:
-            raise ValueError("out arrays must be distinct")
         try:
             status = _K.coriolis(self._mf, q, qd, self._ws, a, b, c)
         except TypeError:
@@ -164,8 +162,6 @@ class Dynamics:
             a, b, c = out
         except (TypeError, ValueError):
             raise ValueError("out must be a tuple of 3 arrays") from None
-        if a is b or a is c or b is c:
-            raise ValueError("out arrays must be distinct")
         try:
             status = _K.coriolis_vectors(self._mf, q, qd, self._ws, a, b, c)
         except TypeError:
@@ -201,7 +197,11 @@ class Dynamics:
             if not (type(arr) is np.ndarray and arr.dtype == _F64 and arr.flags.carray):
                 got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
                 raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
-        return kernel(*args)
+        try:
+            return kernel(*args)
+        except TypeError:
+            shapes = ", ".join(str(np.shape(arr)) for arr in out)
+            raise ValueError(f"out arrays have the wrong shape: {shapes}") from None
 
     def _coerce(self, x, which: int) -> np.ndarray:
         try:
@@ -221,6 +221,8 @@ class Dynamics:
             which = status - SIZE_Q
             got = np.shape(inputs[which])
             raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {got}")
+        if status == OVERLAP:
+            raise ValueError("out arrays must not share memory")
         if status == SIZE_OUT:
             shapes = ", ".join(str(np.shape(arr)) for arr in out)
             raise ValueError(f"out arrays have the wrong shape: {shapes}")

@@ -14,9 +14,11 @@ from ..model import MF_PARENT
 from .kinematics import (
     BAD_Q,
     BAD_QD,
+    OVERLAP,
     SIZE_OUT,
     SIZE_WS,
     all_finite,
+    disjoint,
     move_body,
     place_body,
     model_ok,
@@ -51,6 +53,8 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         return status
     if not (square_ok(n, M) and square_ok(n, Mdot) and square_ok(n, C)):
         return SIZE_OUT
+    if not disjoint(M, Mdot, C):
+        return OVERLAP
     if not all_finite(q):
         return BAD_Q
     if not all_finite(qd):

@@ -13,9 +13,11 @@ from ..model import MF_PARENT
 from .kinematics import (
     BAD_Q,
     BAD_QD,
+    OVERLAP,
     SIZE_OUT,
     SIZE_WS,
     all_finite,
+    disjoint,
     move_body,
     place_body,
     model_ok,
@@ -48,6 +50,8 @@ def coriolis_vectors(mf, q, qd, ws, Cqd, CTqd, p):
         return status
     if Cqd.shape[0] != n or CTqd.shape[0] != n or p.shape[0] != n:
         return SIZE_OUT
+    if not disjoint(Cqd, CTqd, p):
+        return OVERLAP
     if not all_finite(q):
         return BAD_Q
     if not all_finite(qd):

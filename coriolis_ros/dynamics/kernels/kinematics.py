@@ -10,6 +10,7 @@ from .spatial import WS_IC, WS_P, WS_R, WS_S, WS_SD, WS_V, WS_WIDTH, body_step, 
 BAD_Q, BAD_QD, BAD_QDD = 1, 2, 3  # a NaN or infinite entry
 SIZE_Q, SIZE_QD, SIZE_QDD = 11, 12, 13  # wrong length
 SIZE_OUT = 20  # an output array of the wrong shape
+OVERLAP = 21  # output arrays sharing memory
 SIZE_WS = 30  # a workspace that does not fit the model
 
 
@@ -29,6 +30,14 @@ def vectors_ok(n, a, b, c):
 def model_ok(mf, ws):
     n = mf.shape[0]
     return mf.shape[1] == MF_WIDTH and ws.shape[0] >= n and ws.shape[1] == WS_WIDTH
+
+
+@kernel
+def disjoint(a, b, c):
+    """True if the three arrays' memory ranges do not overlap."""
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+    ea, eb, ec = pa + a.nbytes, pb + b.nbytes, pc + c.nbytes
+    return (ea <= pb or eb <= pa) and (ea <= pc or ec <= pa) and (eb <= pc or ec <= pb)
 
 
 @kernel
