@@ -529,7 +529,7 @@ def test_monitor_stats_window():
         stats.report(13 * sec)
 
 
-LINE_RE = re.compile(r"^\[coriolis monitor\] (.+)$")
+LINE_RE = re.compile(r"^\[coriolis monitor\] (t=.+)$")
 
 
 def _fields(text):

@@ -37,10 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print rates, latency, compute time and C residuals of the coriolis node.",
     )
     parser.add_argument("--period", type=float, default=1.0, help="seconds between lines")
-    parser.add_argument("--count-inputs", action="store_true",
-                        help="subscribe to joint_states and measure the input rate here")
-    parser.add_argument("--duration", type=float, default=None,
-                        help="stop after this many seconds (default: until SIGINT/SIGTERM)")
+    parser.add_argument(
+        "--count-inputs",
+        action="store_true",
+        help="subscribe to joint_states and measure the input rate here",
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="stop after this many seconds (default: until SIGINT/SIGTERM)",
+    )
     return parser
 
 
@@ -85,8 +92,11 @@ def main(argv=None) -> int:
             receive_ns = time.time_ns()
             stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
             stats.add_state(
-                receive_ns, stamp_ns, len(msg.joint_names),
-                msg.coriolis_matrix, msg.mass_matrix_derivative,
+                receive_ns,
+                stamp_ns,
+                len(msg.joint_names),
+                msg.coriolis_matrix,
+                msg.mass_matrix_derivative,
             )
 
         def on_diagnostics(msg):
@@ -102,6 +112,13 @@ def main(argv=None) -> int:
                 JointState, "joint_states", lambda _msg: stats.add_input(), best_effort
             )
 
+        source = "counted here" if args.count_inputs else "node diagnostics"
+        print(
+            f"{PREFIX} every {args.period:g} s: in = joint_states rate ({source}), out = "
+            "coriolis_state rate, latency = receive time - header.stamp, compute = node's mean "
+            "compute time, |C|_F = Frobenius norm of C, |Mdot-C-C^T| = largest over the period",
+            flush=True,
+        )
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         start = time.monotonic()
