@@ -116,14 +116,16 @@ def bench_robot(key: str, settings: bl.Settings) -> dict:
     pr = bl.PinRobot(path, dyn.joint_names)
     err_c, err_g = check_against_pinocchio(dyn, pr, q, qd)
     res = {"label": label, "nv": n, "depth": dyn.tree_depth, "err_c": err_c, "err_g": err_g}
-    res["ours"] = {name: bl.measure(stmt, ns, settings) for name, stmt in OURS.items()}
+    items = {("ours", name): (stmt, ns) for name, stmt in OURS.items()}
     pns = pin_namespace(pr, q, qd, qdd)
-    res["pin"] = {name: bl.measure(stmt, pns, settings) for name, stmt in PIN.items()}
+    items.update({("pin", name): (stmt, pns) for name, stmt in PIN.items()})
     if free_flyer:
         prf = bl.PinRobot(path, dyn.joint_names, free_flyer=True)
         fns = pin_namespace(prf, q, qd, qdd, base_v=rng.normal(0.0, 1.0, 6))
-        res["pin_ff"] = {name: bl.measure(stmt, fns, settings) for name, stmt in PIN.items()}
+        items.update({("pin_ff", name): (stmt, fns) for name, stmt in PIN.items()})
         res["nv_ff"] = prf.nv
+    for (side, name), timing in bl.measure_group(items, settings).items():
+        res.setdefault(side, {})[name] = timing
     return res
 
 
@@ -225,7 +227,7 @@ def overhead_table(settings: bl.Settings, markdown: bool) -> str:
         ("Python no-op function, 8 args", "pynoop8(mi, mf, q, qd, ws, A, B, C)"),
         ("Numba no-op, 1 array arg (dispatcher)", "noop1(q)"),
         ("Numba no-op, 8 array args (dispatcher)", "noop8(mi, mf, q, qd, ws, A, B, C)"),
-        ("Numba no-op, 8 array args (compiled entry point, as Dynamics calls it)",
+        ("Numba no-op, 8 array args (compiled entry point, no type dispatch)",
          "entry8(mi, mf, q, qd, ws, A, B, C)"),
         ("ours, 1-DoF robot: coriolis(q, qd, out=)", "dyn.coriolis(z, z, out=out3)"),
         ("ours, 1-DoF robot: gravity(q, out=)", "dyn.gravity(z, out=g1)"),
@@ -234,22 +236,49 @@ def overhead_table(settings: bl.Settings, markdown: bool) -> str:
         ("Pinocchio, 1-DoF robot: computeGeneralizedGravity",
          "pin.computeGeneralizedGravity(model, data, z)"),
     ]
-    # The kernel behind dyn.coriolis, called without the Python wrapper (private internals of
-    # Dynamics; skipped if they change): separates validation/wrapper cost from kernel cost.
-    try:
-        ns["kern"] = dyn1._run["coriolis"]
-        ns["kargs"] = (dyn1._mi, dyn1._mf, z, z, dyn1._ws) + out3
-        eval("kern(*kargs)", ns)
-        cases.insert(5, ("ours, 1-DoF robot: the coriolis kernel alone (no wrapper; private API)",
-                         "kern(*kargs)"))
-    except Exception as exc:  # noqa: BLE001 - internals moved: report, do not fail
-        print(f"(kernel-alone overhead row skipped: {type(exc).__name__}: {exc})")
-    rows = []
-    for label, stmt in cases:
-        t = bl.measure(stmt, ns, settings)
-        rows.append([label, bl.fmt_us(t.median), bl.fmt_us(t.min)])
+    kernel = _bare_coriolis_kernel(dyn1, z, out3)
+    if isinstance(kernel, str):
+        print(f"(kernel-alone overhead row skipped: {kernel})")
+    else:
+        ns["kern"], ns["kargs"] = kernel
+        cases.insert(5, (f"ours, 1-DoF robot: the coriolis kernel alone, {len(ns['kargs'])} args "
+                         "(no Python wrapper; private internals)", "kern(*kargs)"))
+    timings = bl.measure_group({label: (stmt, ns) for label, stmt in cases}, settings)
+    rows = [[label, bl.fmt_us(t.median), bl.fmt_us(t.min)] for label, t in timings.items()]
     return (bl.heading("Call overhead (µs per call)", markdown, 3) + "\n\n"
             + bl.table(["call", "median", "min"], rows, markdown))
+
+
+def _bare_coriolis_kernel(dyn, z, out3):
+    """(callable, args) of the compiled kernel behind dyn.coriolis, or a reason why not.
+
+    Uses private internals of Dynamics (they change while the kernels are optimised), so it
+    tries the argument lists the kernel has had and gives up quietly otherwise.
+    """
+    try:
+        from coriolis_ros.dynamics.kernels.coriolis_matrix import coriolis_matrix as disp
+    except ImportError as exc:
+        return f"kernel not importable: {exc}"
+    fields = {name: getattr(dyn, name) for name in ("_mi", "_mf", "_ws") if hasattr(dyn, name)}
+    candidates = []
+    if {"_mi", "_mf", "_ws"} <= set(fields):
+        candidates.append((fields["_mi"], fields["_mf"], z, z, fields["_ws"], *out3))
+    if {"_mf", "_ws"} <= set(fields):
+        candidates.append((fields["_mf"], z, z, fields["_ws"], *out3))
+    for args in candidates:
+        try:
+            if disp(*args) != 0:
+                continue
+        except Exception:  # noqa: BLE001 - wrong signature for this version of the kernel
+            continue
+        try:
+            import numba
+
+            sig = tuple(numba.typeof(a) for a in args)
+            return disp.overloads[sig].entry_point, args
+        except (AttributeError, KeyError):
+            return disp, args
+    return "no known argument list matches the current kernel"
 
 
 def main(argv=None) -> int:
@@ -271,9 +300,7 @@ def main(argv=None) -> int:
     print()
     for line in bl.machine_info():
         print(f"- {line}" if args.markdown else line)
-    print(f"{'- ' if args.markdown else ''}Timing: timeit, {settings.repeats} repeats of "
-          f"~{settings.target_s * 1e3:.0f} ms each after warm-up; 'med'/'min' = median/min "
-          f"over repeats of the per-call time.{' (--quick)' if args.quick else ''}")
+    print(f"{'- ' if args.markdown else ''}{bl.timing_note(settings, args.quick)}")
     print(f"{'- ' if args.markdown else ''}Our coriolis returns M, Ṁ and C together; "
           "Pinocchio's computeCoriolisMatrix returns C only; crba fills the upper triangle only. "
           "FF = Pinocchio with a free-flyer root (reference; ours is fixed-base).")

@@ -62,10 +62,15 @@ def bench_system(topology: str, seeds: list[int], settings: bl.Settings) -> dict
             "pin": pr.pin, "model": pr.model, "data": pr.data, "qp": qp, "vp": vp,
             "eye": np.eye(n), "Gp": np.empty((n, n, n)), "loop": bl.pin_christoffel_loop,
         }
-        acc["C"].append(bl.measure("dyn.coriolis(q, qd, out=cout)", ns, settings))
-        acc["G"].append(bl.measure("dyn.christoffel(q, out=G)", ns, settings))
-        acc["pC"].append(bl.measure("pin.computeCoriolisMatrix(model, data, qp, vp)", ns, settings))
-        acc["pG"].append(bl.measure("loop(pin, model, data, qp, eye, Gp)", ns, settings))
+        stmts = {
+            "C": "dyn.coriolis(q, qd, out=cout)",
+            "G": "dyn.christoffel(q, out=G)",
+            "pC": "pin.computeCoriolisMatrix(model, data, qp, vp)",
+            "pG": "loop(pin, model, data, qp, eye, Gp)",
+        }
+        timings = bl.measure_group({k: (v, ns) for k, v in stmts.items()}, settings)
+        for key, timing in timings.items():
+            acc[key].append(timing)
     mean = {k: (float(np.mean([t.median for t in v])), float(np.mean([t.min for t in v])))
             for k, v in acc.items()}
     return {"topology": topology, "depth": depth, "err": max_err, **mean}
@@ -115,9 +120,8 @@ def main(argv=None) -> int:
     for line in bl.machine_info():
         print(f"- {line}" if args.markdown else line)
     bullet = "- " if args.markdown else ""
-    print(f"{bullet}Timing: timeit, {settings.repeats} repeats of ~{settings.target_s * 1e3:.0f} "
-          f"ms per measurement; mean over {n_seeds} seeds ({', '.join(map(str, seeds))}) of the "
-          "per-seed median ('med') and min.")
+    print(f"{bullet}{bl.timing_note(settings, args.quick)} Tables: mean over {n_seeds} seeds "
+          f"({', '.join(map(str, seeds))}) of the per-seed median and min.")
     print(f"{bullet}Paper: C/C++ (RBDL), their hardware; legged systems there have a floating "
           "base, ours a fixed torso (random_trees.paper_topologies).")
     print()

@@ -6,9 +6,11 @@
   installed package instead, ``CORIOLIS_BENCH_CODE=<git revision>`` (e.g. HEAD) a snapshot of
   that commit's ``coriolis_ros/`` (``git archive`` into a temp dir).  ``test/`` is added for
   ``random_trees``.
-* Timing: :func:`measure` uses :mod:`timeit` (GC disabled while timing) on a statement string,
-  after a warm-up, with the loop count calibrated so that one repeat lasts about
-  ``target_s``; it reports the median and the minimum per-call time over the repeats, in µs.
+* Timing: :func:`measure_group` uses :mod:`timeit` (GC disabled while timing) on statement
+  strings, after a warm-up, with the loop count calibrated so that one repeat lasts about
+  ``target_s`` (short, so that many repeats run without being preempted on a busy machine);
+  the repeats of the statements compared with each other are interleaved so they share the
+  background load; it reports the median and the minimum per-call time, in µs.
 * Pinocchio: :class:`PinRobot` loads the same URDF (fixed base, or with a free-flyer root)
   and maps our joint order / coordinates to Pinocchio's (continuous joints are (cos, sin)).
 * Tables: :func:`table` renders aligned plain text or Markdown.
@@ -107,11 +109,11 @@ class Settings:
 
     @classmethod
     def for_mode(cls, quick: bool) -> Settings:
-        return cls(repeats=5, target_s=0.003) if quick else cls(repeats=25, target_s=0.008)
+        return cls(repeats=7, target_s=0.001) if quick else cls(repeats=41, target_s=0.002)
 
 
-def measure(stmt: str, namespace: dict, settings: Settings) -> Timing:
-    """Median and min time per execution of ``stmt`` (µs) over ``settings.repeats`` repeats."""
+def _calibrated(stmt: str, namespace: dict, settings: Settings) -> tuple[timeit.Timer, int]:
+    """A warmed-up timer and the loop count that makes one repeat last about target_s."""
     timer = timeit.Timer(stmt, globals=namespace)
     timer.timeit(settings.warmup_calls)
     number = 1
@@ -120,9 +122,37 @@ def measure(stmt: str, namespace: dict, settings: Settings) -> Timing:
         if elapsed >= settings.target_s / 4 or number >= 1 << 22:
             break
         number *= 4 if elapsed < settings.target_s / 40 else 2
-    number = max(1, int(round(number * settings.target_s / max(elapsed, 1e-9))))
-    runs = np.array(timer.repeat(settings.repeats, number)) / number * 1e6
-    return Timing(float(np.median(runs)), float(runs.min()), number, settings.repeats)
+    # The min over a few tries: calibration must not be fooled by one preemption.
+    elapsed = min([elapsed] + [timer.timeit(number) for _ in range(2)])
+    return timer, max(1, int(round(number * settings.target_s / max(elapsed, 1e-9))))
+
+
+def measure_group(items: dict[str, tuple[str, dict]], settings: Settings) -> dict[str, Timing]:
+    """Time several ``name: (statement, namespace)`` with their repeats interleaved (a, b, a, b).
+
+    Interleaving exposes every statement to the same background load, so ratios between them
+    (ours vs Pinocchio) stay meaningful on a shared machine.  Returns µs per call.
+    """
+    timers = {name: _calibrated(stmt, ns, settings) for name, (stmt, ns) in items.items()}
+    runs: dict[str, list[float]] = {name: [] for name in items}
+    for _ in range(settings.repeats):
+        for name, (timer, number) in timers.items():
+            runs[name].append(timer.timeit(number) / number * 1e6)
+    return {
+        name: Timing(float(np.median(r)), float(np.min(r)), timers[name][1], settings.repeats)
+        for name, r in runs.items()
+    }
+
+
+def measure(stmt: str, namespace: dict, settings: Settings) -> Timing:
+    """Median and min time per execution of ``stmt`` (µs) over ``settings.repeats`` repeats."""
+    return measure_group({"x": (stmt, namespace)}, settings)["x"]
+
+
+def timing_note(settings: Settings, quick: bool) -> str:
+    return (f"Timing: timeit, {settings.repeats} repeats of ~{settings.target_s * 1e3:.0f} ms "
+            "after warm-up, repeats of the compared calls interleaved; med/min = median/min over "
+            f"the repeats of the time per call{' (--quick)' if quick else ''}.")
 
 
 def fmt_us(x: float) -> str:

@@ -69,8 +69,7 @@ def measure_point(topology: str, n: int, settings: bl.Settings) -> dict:
         "eye": np.eye(n), "Gp": np.empty((n, n, n)), "loop": bl.pin_christoffel_loop,
     }
     point = {"n": n, "depth": dyn.tree_depth}
-    for key, (_, stmt, _, _) in CURVES.items():
-        point[key] = bl.measure(stmt, ns, settings)
+    point.update(bl.measure_group({key: (c[1], ns) for key, c in CURVES.items()}, settings))
     return point
 
 
@@ -116,8 +115,9 @@ def plot(topology: str, points: list[dict], slopes: dict, settings: bl.Settings,
     )
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
-    fig.text(0.99, 0.005, f"{settings.repeats} repeats × ~{settings.target_s * 1e3:.0f} ms; "
-             "shared 2-core machine", ha="right", va="bottom", fontsize=7, color="gray")
+    fig.text(0.99, 0.005, f"min of {settings.repeats} interleaved repeats × "
+             f"~{settings.target_s * 1e3:.0f} ms; shared 2-core machine",
+             ha="right", va="bottom", fontsize=7, color="gray")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -155,9 +155,8 @@ def main(argv=None) -> int:
     print()
     for line in bl.machine_info():
         print(f"- {line}" if md else line)
-    print(f"{'- ' if md else ''}Timing: timeit, {settings.repeats} repeats of "
-          f"~{settings.target_s * 1e3:.0f} ms per point; times below are min / median µs per "
-          f"call; random_tree(topology, N, seed={SEED}, PLAIN).")
+    print(f"{'- ' if md else ''}{bl.timing_note(settings, args.quick)} Tables: min / median "
+          f"µs per call; systems: random_tree(topology, N, seed={SEED}, PLAIN).")
     print()
     summary = []
     f = bl.fmt_us
