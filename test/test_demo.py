@@ -111,11 +111,13 @@ def _massive_links(name):
 
 def _inertia_tensor(inertial):
     i = {k: float(v) for k, v in inertial.find("inertia").attrib.items()}
-    return np.array([
-        [i["ixx"], i["ixy"], i["ixz"]],
-        [i["ixy"], i["iyy"], i["iyz"]],
-        [i["ixz"], i["iyz"], i["izz"]],
-    ])
+    return np.array(
+        [
+            [i["ixx"], i["ixy"], i["ixz"]],
+            [i["ixy"], i["iyy"], i["iyz"]],
+            [i["ixz"], i["iyz"], i["izz"]],
+        ]
+    )
 
 
 @pytest.mark.parametrize("name", ROBOTS)
@@ -146,8 +148,7 @@ def test_link_inertias_match_their_visual_primitive(name):
         rot_visual = _rpy_matrix(rpy)
         expected = rot_visual @ _primitive_inertia(mass, visuals[0].find("geometry")) @ rot_visual.T
         given = rot_inertial @ _inertia_tensor(inertial) @ rot_inertial.T
-        np.testing.assert_allclose(given, expected, rtol=2e-5, atol=1e-10,
-                                   err_msg=link.get("name"))
+        np.testing.assert_allclose(given, expected, rtol=2e-5, atol=1e-10, err_msg=link.get("name"))
 
 
 def _stated_masses(name):
@@ -193,7 +194,7 @@ def _pinocchio_state(model, joint_names, q, qd):
         jid = model.getJointId(name)
         iq, iv, nq = model.idx_qs[jid], model.idx_vs[jid], model.nqs[jid]
         if nq == 2:
-            q_pin[iq: iq + 2] = (math.cos(q[i]), math.sin(q[i]))
+            q_pin[iq : iq + 2] = (math.cos(q[i]), math.sin(q[i]))
         else:
             q_pin[iq] = q[i]
         v_pin[iv] = qd[i]
@@ -303,12 +304,18 @@ def test_dof_joints_from_urdf_defaults_for_missing_limits():
         ("<model name='x'/>", "root element"),
         ("<robot><joint type='revolute'/></robot>", "without a name"),
         ("<robot><joint name='a' type='fixed'/><joint name='a' type='fixed'/></robot>", "two"),
-        ("<robot><joint name='a' type='revolute'><limit lower='x' upper='1'/></joint></robot>",
-         "not a number"),
-        ("<robot><joint name='a' type='revolute'><limit lower='1' upper='-1'/></joint></robot>",
-         "empty range"),
-        ("<robot><joint name='a' type='revolute'><limit lower='nan' upper='1'/></joint></robot>",
-         "not finite"),
+        (
+            "<robot><joint name='a' type='revolute'><limit lower='x' upper='1'/></joint></robot>",
+            "not a number",
+        ),
+        (
+            "<robot><joint name='a' type='revolute'><limit lower='1' upper='-1'/></joint></robot>",
+            "empty range",
+        ),
+        (
+            "<robot><joint name='a' type='revolute'><limit lower='nan' upper='1'/></joint></robot>",
+            "not finite",
+        ),
     ],
 )
 def test_dof_joints_from_urdf_rejects_bad_input(urdf, match):
@@ -395,8 +402,9 @@ class _RecordingPublisher:
         self.stop = []
 
     def publish(self, msg):
-        self.sent.append((self.clock(), msg.header.stamp, list(msg.name), list(msg.position),
-                          list(msg.velocity)))
+        self.sent.append(
+            (self.clock(), msg.header.stamp, list(msg.name), list(msg.position), list(msg.velocity))
+        )
         if len(self.sent) == self.lag_at:
             self.clock.now += self.lag  # the process was descheduled for a while
         if self.stop_after is not None and len(self.sent) >= self.stop_after:
@@ -406,8 +414,17 @@ class _RecordingPublisher:
 def _loop(traj, rate, duration=None, **publisher_args):
     clock = _FakeMonotonic()
     pub = _RecordingPublisher(clock, **publisher_args)
-    _run_loop(_FakeNode(), pub, traj, rate=rate, duration=duration, stop=pub.stop,
-              msg_type=_FakeJointState, monotonic=clock, sleep=clock.sleep)
+    _run_loop(
+        _FakeNode(),
+        pub,
+        traj,
+        rate=rate,
+        duration=duration,
+        stop=pub.stop,
+        msg_type=_FakeJointState,
+        monotonic=clock,
+        sleep=clock.sleep,
+    )
     t0 = 1000.0
     return [(t - t0, *rest) for t, *rest in pub.sent]
 
@@ -485,8 +502,13 @@ def test_coriolis_norms():
 
 
 def test_summarize_diagnostics_reads_the_node_keys():
-    values = [("robot", "arm7"), ("input_rate_hz", "499.5"), ("output_rate_hz", "498"),
-              ("compute_time_mean_ms", "0.125"), ("compute_time_max_ms", "0.9")]
+    values = [
+        ("robot", "arm7"),
+        ("input_rate_hz", "499.5"),
+        ("output_rate_hz", "498"),
+        ("compute_time_mean_ms", "0.125"),
+        ("compute_time_max_ms", "0.9"),
+    ]
     s = summarize_diagnostics(values)
     assert s == DiagnosticsSummary(499.5, 498.0, pytest.approx(0.125e-3))
     s = summarize_diagnostics([("input_rate_hz", "nan"), ("compute_time_mean_ms", "fast")])
@@ -560,14 +582,19 @@ def test_demo_environment_forces_loopback_and_explicit_domain():
     assert any("ROS_DOMAIN_ID" in n for n in notes)
     for wider in ("SUBNET", "SYSTEM_DEFAULT", "bogus"):
         env, notes = demo_run.demo_environment(
-            {"ROS_AUTOMATIC_DISCOVERY_RANGE": wider, "ROS_DOMAIN_ID": "42",
-             "ROS_STATIC_PEERS": "192.0.2.1"})
+            {
+                "ROS_AUTOMATIC_DISCOVERY_RANGE": wider,
+                "ROS_DOMAIN_ID": "42",
+                "ROS_STATIC_PEERS": "192.0.2.1",
+            }
+        )
         assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
         assert env["ROS_DOMAIN_ID"] == "42" and "ROS_STATIC_PEERS" not in env
         assert len(notes) == 2
     for narrow in ("LOCALHOST", "OFF"):
         env, notes = demo_run.demo_environment(
-            {"ROS_AUTOMATIC_DISCOVERY_RANGE": narrow, "ROS_DOMAIN_ID": "7"})
+            {"ROS_AUTOMATIC_DISCOVERY_RANGE": narrow, "ROS_DOMAIN_ID": "7"}
+        )
         assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == narrow and notes == []
     for bad in ("abc", "-1", "233"):
         with pytest.raises(ValueError, match="ROS_DOMAIN_ID"):
@@ -610,8 +637,10 @@ def _monitor_lines(output):
 
 
 def _child_pids(output):
-    return [int(p) for p in re.findall(r"^\[coriolis demo\] started .+ \(pid (\d+)\)$",
-                                       output, re.MULTILINE)]
+    return [
+        int(p)
+        for p in re.findall(r"^\[coriolis demo\] started .+ \(pid (\d+)\)$", output, re.MULTILINE)
+    ]
 
 
 def _alive(pid):
@@ -658,13 +687,19 @@ def _check_monitor_output(output, dof):
 
 
 @pytest.mark.parametrize("name, dof", [("arm7", 7), ("quadruped12", 12)])
-def test_demo_runs_for_duration_and_exits_cleanly(name, dof, ros_domain_env, warm_kernels,
-                                                  tmp_path):
+def test_demo_runs_for_duration_and_exits_cleanly(
+    name, dof, ros_domain_env, warm_kernels, tmp_path
+):
     domain_id, env = ros_domain_env
     proc = subprocess.run(
         _demo_command("--robot", name, "--duration", "8"),
-        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, timeout=120,
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
     )
     output = proc.stdout
     assert proc.returncode == 0, output
@@ -679,8 +714,12 @@ def test_demo_stops_cleanly_on_sigint(ros_domain_env, warm_kernels, tmp_path):
     domain_id, env = ros_domain_env
     proc = subprocess.Popen(
         _demo_command("--robot", "arm7"),
-        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True,
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     chunks = []
     producing = threading.Event()

@@ -53,13 +53,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Publish a robot's URDF (latched) and sinusoidal joint states.",
     )
     robots = ", ".join(available_robots())
-    parser.add_argument("--robot", default="arm7",
-                        help=f"bundled robot ({robots}) or a URDF file path")
-    parser.add_argument("--rate", type=float, default=DEFAULT_RATE,
-                        help="joint_states rate in Hz (default %(default)s)")
+    parser.add_argument(
+        "--robot", default="arm7", help=f"bundled robot ({robots}) or a URDF file path"
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=DEFAULT_RATE,
+        help="joint_states rate in Hz (default %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="trajectory random seed")
-    parser.add_argument("--duration", type=float, default=None,
-                        help="stop after this many seconds (default: until SIGINT/SIGTERM)")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="stop after this many seconds (default: until SIGINT/SIGTERM)",
+    )
     return parser
 
 
@@ -133,8 +142,17 @@ def main(argv=None) -> int:
     return 0
 
 
-def _run_loop(node, publisher, trajectory, rate, duration, stop, msg_type,
-              monotonic=time.monotonic, sleep=time.sleep):
+def _run_loop(
+    node,
+    publisher,
+    trajectory,
+    rate,
+    duration,
+    stop,
+    msg_type,
+    monotonic=time.monotonic,
+    sleep=time.sleep,
+):
     """Publish trajectory samples at ``rate`` Hz until ``stop`` is non-empty or ``duration``.
 
     Sample k is taken at trajectory time t = (monotonic() at its start) - t0, stamped with the

@@ -79,19 +79,35 @@ def build_parser() -> argparse.ArgumentParser:
         "monitor printing rates, latency, compute time and ||Mdot - C - C^T|| once a second.",
     )
     parser.add_argument(
-        "--robot", default="arm7",
+        "--robot",
+        default="arm7",
         help="bundled robot (%s) or a URDF file path (default %%(default)s)"
         % ", ".join(available_robots()),
     )
-    parser.add_argument("--duration", type=float, default=None,
-                        help="stop by itself after this many seconds (default: run until Ctrl-C)")
-    parser.add_argument("--rate", type=float, default=DEFAULT_RATE,
-                        help="joint_states rate in Hz (default %(default)s)")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="stop by itself after this many seconds (default: run until Ctrl-C)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=DEFAULT_RATE,
+        help="joint_states rate in Hz (default %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="trajectory random seed")
-    parser.add_argument("--count-inputs", action="store_true",
-                        help="monitor measures the input rate itself (else: node diagnostics)")
-    parser.add_argument("--grace", type=float, default=10.0,
-                        help="seconds to wait for children after SIGINT before killing them")
+    parser.add_argument(
+        "--count-inputs",
+        action="store_true",
+        help="monitor measures the input rate itself (else: node diagnostics)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        help="seconds to wait for children after SIGINT before killing them",
+    )
     return parser
 
 
@@ -193,11 +209,23 @@ def main(argv=None) -> int:
     # checkout still starts the installed package (which holds the generated coriolis_ros.msg).
     py = [sys.executable, "-P"]
     monitor = [*py, "-m", MONITOR_MODULE] + (["--count-inputs"] if args.count_inputs else [])
-    publisher = [*py, "-m", PUBLISHER_MODULE, "--robot", args.robot,
-                 "--rate", repr(args.rate), "--seed", str(args.seed)]
+    publisher = [
+        *py,
+        "-m",
+        PUBLISHER_MODULE,
+        "--robot",
+        args.robot,
+        "--rate",
+        repr(args.rate),
+        "--seed",
+        str(args.seed),
+    ]
     demo = Demo(
-        [("coriolis node", [*py, "-m", NODE_MODULE]), ("monitor", monitor),
-         ("publisher", publisher)],
+        [
+            ("coriolis node", [*py, "-m", NODE_MODULE]),
+            ("monitor", monitor),
+            ("publisher", publisher),
+        ],
         env,
         args.grace,
     )
