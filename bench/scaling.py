@@ -15,7 +15,8 @@ Expected for ours (the paper): C in O(Nd), Γ in O(Nd²), d = tree depth: slopes
 chains (d = N) and legged systems (d = N/2, N/4), lower for binary trees (d ≈ log₂ N).  The
 "expected" columns fit log(N·d) and log(N·d²) over the same sizes.  Note the outputs have N²
 (three matrices) and N³ entries that are all written, so for binary trees the slopes drift
-towards 2 and 3 once filling the outputs dominates.
+towards 2 and 3 once filling the outputs dominates: the reference curve ``Γ.fill(0)`` (numpy
+writing the N³ output once) shows that floor.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ CURVES = {  # key: (legend label, statement, colour, line style)
            "pin.computeCoriolisMatrix(model, data, qp, vp)", "tab:blue", "--"),
     "pG": ("Pinocchio Γ = nv × computeCoriolisMatrix", "loop(pin, model, data, qp, eye, Gp)",
            "tab:red", "--"),
+    "fill": ("reference: Γ.fill(0), writing N³ doubles", "G.fill(0.0)", "tab:gray", ":"),
 }
 
 
@@ -100,8 +102,9 @@ def plot(topology: str, points: list[dict], slopes: dict, settings: bl.Settings,
     fig, ax = plt.subplots(figsize=(7.5, 5.2), dpi=110)
     for key, (label, _, colour, style) in CURVES.items():
         ts = [p[key].min for p in points]
-        ax.loglog(ns, ts, style, color=colour, marker="o" if style == "-" else "s",
-                  markersize=4, label=f"{label}: slope {slopes[key]:.2f}")
+        marker = {"-": "o", "--": "s"}.get(style, "")
+        ax.loglog(ns, ts, style, color=colour, marker=marker, markersize=4,
+                  label=f"{label}: slope {slopes[key]:.2f}")
     ax.set_xticks(ns)
     ax.set_xticklabels([f"{p['n']}\n(d={p['depth']})" for p in points], fontsize=8)
     ax.minorticks_off()
@@ -164,11 +167,12 @@ def main(argv=None) -> int:
         points = [measure_point(topology, n, settings) for n in sizes]
         slopes = analyse(points)
         rows = [[str(p["n"]), str(p["depth"])]
-                + [f"{f(p[k].min)} / {f(p[k].median)}" for k in CURVES]
-                + [bl.fmt_ratio(p["C"].min / p["pC"].min), bl.fmt_ratio(p["pG"].min / p["G"].min)]
+                + [f"{f(p[k].min)} / {f(p[k].median)}" for k in CURVES if k != "fill"]
+                + [bl.fmt_ratio(p["C"].min / p["pC"].min), bl.fmt_ratio(p["pG"].min / p["G"].min),
+                   f(p["fill"].min), bl.fmt_ratio(p["G"].min / p["fill"].min)]
                 for p in points]
-        headers = (["N", "d"] + [CURVES[k][0] for k in CURVES]
-                   + ["C ours/pin", "Γ pin/ours"])
+        headers = (["N", "d"] + [CURVES[k][0] for k in CURVES if k != "fill"]
+                   + ["C ours/pin", "Γ pin/ours", "Γ.fill(0) min", "christoffel / Γ.fill"])
         print(bl.heading(f"{TOPOLOGIES[topology]} (min / median µs)", md))
         print()
         print(bl.table(headers, rows, md))
@@ -183,8 +187,8 @@ def main(argv=None) -> int:
 
     half = sizes[len(sizes) // 2]
     headers = ["topology", "ours C", "ours Γ", "pin C", "pin Γ (nv×C)",
-               "expected O(Nd)", "expected O(Nd²)"]
-    rows = [[TOPOLOGIES[t]] + [f"{s[k]:.2f}" for k in ("C", "G", "pC", "pG", "Nd", "Nd2")]
+               "expected O(Nd)", "expected O(Nd²)", "Γ.fill(0)"]
+    rows = [[TOPOLOGIES[t]] + [f"{s[k]:.2f}" for k in ("C", "G", "pC", "pG", "Nd", "Nd2", "fill")]
             for t, s in summary]
     print(bl.heading(f"Log-log slopes (least squares over N ≥ {half}, min times)", md))
     print()
