@@ -17,7 +17,7 @@ if venv_is_current; then
     log "reusing $VENV (requirements unchanged)"
 else
     start=$SECONDS
-    log "creating $VENV (about a minute, ~1 GB)"
+    log "creating $VENV (1-2 minutes, ~1.5 GB)"
     rm -rf "$VENV" "$BUILD"  # the build tree refers to the old venv's files
     "$PYTHON_BOOTSTRAP" -m venv "$VENV"
     # One resolver run over all pins; constraints.txt fixes every transitive version too.
