@@ -119,6 +119,9 @@ class NodeProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def has_log(self, pattern: str, start: int = 0) -> bool:
+        return re.search(pattern, self.log()[start:]) is not None
+
     def wait_for_log(self, pattern: str, timeout: float = TIMEOUT, start: int = 0) -> re.Match:
         """Wait until `pattern` (regex) appears in the log after character `start`."""
         regex = re.compile(pattern)
@@ -197,7 +200,7 @@ class Peer:
 
     def __init__(self, domain_id: int, name: str = "coriolis_test_peer", namespace: str = ""):
         import rclpy
-        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.executors import SingleThreadedExecutor
         from rclpy.signals import SignalHandlerOptions
 
         self.rclpy = rclpy
@@ -208,7 +211,7 @@ class Peer:
             signal_handler_options=SignalHandlerOptions.NO,
         )
         self.node = rclpy.create_node(name, namespace=namespace, context=self.context)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._lock = threading.Lock()
         self.states: list = []  # (CoriolisState, receive time: time.time_ns())
@@ -355,6 +358,37 @@ class Peer:
             return None
 
         return self.wait_for(find, timeout, what)
+
+    def publish_until(self, publisher, msg, condition, timeout=TIMEOUT, what="a reaction"):
+        """Publish `msg` every 0.25 s until `condition()` is truthy; return its value.
+
+        The first messages on a fresh connection can be lost: the node's joint_states
+        subscription is best effort and may not have discovered a new publisher yet.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            publisher.publish(msg)
+            try:
+                return self.wait_for(
+                    condition, min(0.25, max(deadline - time.monotonic(), 0)), what
+                )
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"timed out after {timeout} s waiting for {what}"
+                    ) from None
+
+    def send_until_state(self, publisher, msg, timeout=TIMEOUT):
+        """Publish a JointState until the coriolis_state carrying its stamp arrives."""
+        stamp = stamp_ns(msg.header.stamp)
+
+        def find():
+            for state, _ in self.received():
+                if stamp_ns(state.header.stamp) == stamp:
+                    return state
+            return None
+
+        return self.publish_until(publisher, msg, find, timeout, f"coriolis_state stamped {stamp}")
 
     def wait_for_diagnostic(self, predicate, timeout=TIMEOUT, what="diagnostic status"):
         def find():

@@ -53,8 +53,12 @@ def test_bad_input(ros_domain_env, tmp_path):
                 js.publish(peer.joint_state(names, position, velocity, effort, stamp_ns=stamp))
 
             # No model yet: joint states are refused with a reason; diagnostics say ERROR.
-            send(NAMES, [0.0] * 4, stamp=1)
-            node.wait_for_log(r"joint_states received but there is no robot model yet")
+            stamps_bad.add(1)
+            peer.publish_until(
+                js,
+                peer.joint_state(NAMES, [0.0] * 4, stamp_ns=1),
+                lambda: node.has_log(r"joint_states received but there is no robot model yet"),
+            )
             d = peer.wait_for_diagnostic(lambda d: "no robot model" in d.message)
             assert level_of(d) == 2
 

@@ -67,8 +67,7 @@ def test_load_1khz(robot, ros_domain_env, tmp_path):
             client = peer.client(ComputeDynamics, "compute_dynamics")
 
             # Prime: one state through, then take the counters as the baseline.
-            js.publish(peer.joint_state(names, np.zeros(n), np.zeros(n), stamp_ns=1))
-            peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == 1)
+            peer.send_until_state(js, peer.joint_state(names, np.zeros(n), np.zeros(n), stamp_ns=1))
             base = _counters(
                 peer.wait_for_diagnostic(
                     lambda d: _counters(d)["published"] >= 1, what="diagnostics after priming"

@@ -74,10 +74,9 @@ def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
             qd = rng.uniform(-2.0, 2.0, n)
             perm = rng.permutation(n)
             stamp = 1_700_000_000_123_456_789
-            js.publish(
-                peer.joint_state([names[i] for i in perm], q[perm], qd[perm], stamp_ns=stamp)
+            msg = peer.send_until_state(
+                js, peer.joint_state([names[i] for i in perm], q[perm], qd[perm], stamp_ns=stamp)
             )
-            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == stamp)
             assert msg.header.frame_id == "panda_link0"
             for field_name, _, _ in OUTPUT_FIELDS:
                 assert len(getattr(msg, field_name)) == (
@@ -92,17 +91,16 @@ def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
             q2, qd2 = q.copy(), qd.copy()
             q2[:7] = rng.uniform(-1.0, 1.0, 7)
             qd2[:7] = rng.uniform(-1.0, 1.0, 7)
-            arm.publish(
-                peer.joint_state(names[6::-1], q2[6::-1], qd2[6::-1], stamp_ns=stamp + 1000)
+            msg = peer.send_until_state(
+                arm, peer.joint_state(names[6::-1], q2[6::-1], qd2[6::-1], stamp_ns=stamp + 1000)
             )
-            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == stamp + 1000)
             _check_terms(msg, ref, dyn, q2, qd2)  # fingers keep their earlier values
             q2[7:] = [0.01, 0.03]
             qd2[7:] = [0.1, -0.2]
-            gripper.publish(
-                peer.joint_state(names[:6:-1], q2[:6:-1], qd2[:6:-1], stamp_ns=stamp + 2000)
+            msg = peer.send_until_state(
+                gripper,
+                peer.joint_state(names[:6:-1], q2[:6:-1], qd2[:6:-1], stamp_ns=stamp + 2000),
             )
-            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == stamp + 2000)
             _check_terms(msg, ref, dyn, q2, qd2)
         finally:
             assert node.stop() == 0, node.log()
@@ -132,8 +130,7 @@ def test_optional_fields_switch_off_and_back_on(ros_domain_env, tmp_path):
             node.wait_ready("panda")
             js = peer.joint_state_publisher()
             peer.wait_matched(js)
-            js.publish(peer.joint_state(names, q, qd, stamp_ns=5))
-            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == 5)
+            msg = peer.send_until_state(js, peer.joint_state(names, q, qd, stamp_ns=5))
             enabled = []
             for field_name, param, _ in OUTPUT_FIELDS:
                 if param in off:
@@ -155,8 +152,7 @@ def test_optional_fields_switch_off_and_back_on(ros_domain_env, tmp_path):
             )
             results = peer.call(client, request).results
             assert all(r.successful for r in results), results
-            js.publish(peer.joint_state(names, q, qd, stamp_ns=6))
-            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == 6)
+            msg = peer.send_until_state(js, peer.joint_state(names, q, qd, stamp_ns=6))
             _check_terms(msg, ref, dyn, q, qd)
 
             request = SetParameters.Request(
@@ -209,8 +205,9 @@ def test_timer_mode_publishes_newest_state_and_counts_skips(ros_domain_env, tmp_
             node.wait_ready("panda")
             js = peer.joint_state_publisher()
             peer.wait_matched(js)
+            peer.send_until_state(js, peer.joint_state(names, np.zeros(9), np.zeros(9), stamp_ns=1))
             sent = 200
-            for k in range(sent):
+            for k in range(1, sent):
                 js.publish(
                     peer.joint_state(names, np.full(9, k * 1e-3), np.zeros(9), stamp_ns=k + 1)
                 )

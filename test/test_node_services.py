@@ -70,9 +70,9 @@ def test_services(ros_domain_env, tmp_path):
             js = peer.joint_state_publisher()
             peer.wait_matched(js)
             q_latest = rng.uniform(-1.0, 1.0, n)
-            js.publish(peer.joint_state(names[::-1], q_latest[::-1], [], stamp_ns=42_000))
 
-            def latest():
+            def latest():  # (re)publish until the node has it: the first may be lost
+                js.publish(peer.joint_state(names[::-1], q_latest[::-1], [], stamp_ns=42_000))
                 res = peer.call(gamma_client, GetChristoffelSymbols.Request())
                 return res if res.success else None
 

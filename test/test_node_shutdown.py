@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import NodeProcess, Peer, small_robot_urdf, stamp_ns  # noqa: E402
+from ros_helpers import NodeProcess, Peer, small_robot_urdf  # noqa: E402
 
 from coriolis_ros.dynamics import Dynamics  # noqa: E402
 
@@ -37,8 +37,9 @@ def test_signals_exit_zero_and_names_are_relative(ros_domain_env, tmp_path):
             js_a = peer.joint_state_publisher("/a_joints")
             js_b = peer.joint_state_publisher("/b/joint_states")
             peer.wait_matched(js_a, js_b)
-            js_a.publish(peer.joint_state(names, np.full(4, 0.2), np.zeros(4), stamp_ns=77))
-            msg = peer.wait_for_state(lambda m: stamp_ns(m.header.stamp) == 77)
+            msg = peer.send_until_state(
+                js_a, peer.joint_state(names, np.full(4, 0.2), np.zeros(4), stamp_ns=77)
+            )
             assert list(msg.joint_names) == names
 
             # SIGINT while idle.

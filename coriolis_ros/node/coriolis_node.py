@@ -2,8 +2,11 @@
 
 A thin adapter: all dynamics come from `coriolis_ros.dynamics.Dynamics`. Threads:
 
-* executor threads (MultiThreadedExecutor) run the subscriptions, services and timers; the
-  joint_states callback only merges the message into the buffer and wakes the compute worker;
+* the executor (parameter executor_threads: 1 = SingleThreadedExecutor, the default, since
+  rclpy's MultiThreadedExecutor costs several times more CPU per callback and falls behind at
+  1 kHz; > 1 = MultiThreadedExecutor with separate callback groups) runs the subscriptions,
+  services and timers; the joint_states callback only merges the message into the buffer and
+  wakes the compute worker; services use their own Dynamics instance (own workspace);
 * one compute worker takes the newest merged state, runs the kernels into preallocated
   buffers that *are* the message fields, and publishes (a backlog is never worked through:
   messages merged while it was busy are counted as skipped);
@@ -31,7 +34,11 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import (
+    ExternalShutdownException,
+    MultiThreadedExecutor,
+    SingleThreadedExecutor,
+)
 from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -451,12 +458,11 @@ class CoriolisNode(Node):
             try:
                 self._tick()
             except Exception as exc:  # noqa: BLE001 -- a failed tick is reported, never fatal
+                if self._stop.is_set() or not self.context.ok():
+                    return  # shutting down: publishing on a finished context fails
                 with self._lock:
                     self._counters.failed += 1
-                if not self._stop.is_set():
-                    self._warn(
-                        "tick-failed", f"tick failed: {type(exc).__name__}: {exc}", error=True
-                    )
+                self._warn("tick-failed", f"tick failed: {type(exc).__name__}: {exc}", error=True)
 
     def _tick(self) -> None:
         start = time.monotonic()
@@ -686,6 +692,9 @@ class CoriolisNode(Node):
 
 
 def main(args=None) -> int:
+    # The executor thread and the compute worker share the GIL: hand it over sooner than the
+    # default 5 ms so a woken worker does not wait a whole interval (tail latency).
+    sys.setswitchinterval(5e-4)
     rclpy.init(args=args)
     node = None
     try:
@@ -694,11 +703,20 @@ def main(args=None) -> int:
         except Exception as exc:  # noqa: BLE001 -- bad parameters: say why and exit non-zero
             get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
             return 1
-        executor = MultiThreadedExecutor(num_threads=3)
+        threads = int(node.get_parameter("executor_threads").value)
+        if threads > 1:
+            executor = MultiThreadedExecutor(num_threads=threads)
+        else:  # far less overhead per callback in rclpy: keeps up with 1 kHz joint_states
+            executor = SingleThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        # SIGINT/SIGTERM shut the context down; the executor may then fail with an RCLError
+        # ("context is not valid") instead of ExternalShutdownException. That is a normal exit.
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             node.shutdown()

@@ -88,6 +88,18 @@ PARAMETERS = (
         maximum=100000,
     ),
     ParamSpec(
+        "executor_threads",
+        1,
+        "Executor threads for subscriptions, services and timers (the computation has its own "
+        "thread). 1: SingleThreadedExecutor, the cheapest per callback in rclpy (keeps up with "
+        "1 kHz joint_states). > 1: MultiThreadedExecutor, so a long service call (e.g. "
+        "Christoffel symbols of a large robot) does not delay joint_states intake, at a much "
+        "higher CPU cost per message.",
+        read_only=True,
+        minimum=1,
+        maximum=16,
+    ),
+    ParamSpec(
         "warning_period",
         2.0,
         "Seconds between repeats of the same warning (bad input, waiting for joints, "
