@@ -1,6 +1,7 @@
 """Bad input never crashes the node, never yields numbers, and is reported clearly."""
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -39,7 +40,11 @@ def test_bad_input(ros_domain_env, tmp_path):
     with Peer(domain_id) as peer:
         peer.collect_states()
         peer.collect_diagnostics()
-        node = NodeProcess(env, tmp_path / "node.log", params={"diagnostics_period": 0.2})
+        node = NodeProcess(
+            env,
+            tmp_path / "node.log",
+            params={"diagnostics_period": 0.2, "warning_period": 0.5, "joint_state_timeout": 0.5},
+        )
         try:
             node.wait_for_log("waiting for a URDF", timeout=120)
             desc = peer.description_publisher()
@@ -73,8 +78,8 @@ def test_bad_input(ros_domain_env, tmp_path):
             m = node.wait_for_log(
                 r"rejected \(still no robot model\): (.*floating.*)", start=m.end()
             )
-            d = peer.wait_for_diagnostic(lambda d: "robot_description rejected" in d.message)
-            assert level_of(d) == 2 and "floating" in d.message
+            d = peer.wait_for_diagnostic(lambda d: "floating" in d.message)
+            assert level_of(d) == 2 and "robot_description rejected" in d.message
 
             # A good model.
             peer.publish_description(desc, URDF)
@@ -168,6 +173,21 @@ def test_bad_input(ros_domain_env, tmp_path):
             )
             d = peer.wait_for_diagnostic(lambda d: "old model kept" in d.message)
             assert level_of(d) == 1
+
+            # Stale joints: one joint stops updating for longer than joint_state_timeout.
+            mark = len(node.log())
+            quiet = names2[-1]
+            end = time.monotonic() + 1.5
+            k = 0
+            while time.monotonic() < end:
+                send(names2[:-1], q[:-1], qd[:-1], stamp=400 + k, bad=False)
+                k += 1
+                time.sleep(0.05)
+            node.wait_for_log(
+                rf"(?m)stale joint_states: no value for more than 0.5 s from {quiet}$", start=mark
+            )
+            d = peer.wait_for_diagnostic(lambda d: f"stale joints: {quiet}" in d.message)
+            assert level_of(d) == 1 and diag_values(d)["stale_joints"] == quiet
 
             # No output ever carried a rejected message's stamp, and the node is still up.
             assert not stamps_bad & {stamp_ns(m.header.stamp) for m, _ in peer.received()}

@@ -1,5 +1,7 @@
 """The node's coriolis_state output equals the library and Pinocchio on the same state."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -11,8 +13,10 @@ from ros_helpers import (  # noqa: E402
     PinReference,
     as_matrix,
     close,
+    diag_values,
     panda_urdf,
     stamp_ns,
+    write_params_file,
 )
 
 from coriolis_ros.dynamics import Dynamics  # noqa: E402
@@ -62,6 +66,7 @@ def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
         desc = peer.description_publisher()
         peer.publish_description(desc, urdf)
         peer.collect_states()
+        peer.collect_diagnostics()
         node = NodeProcess(env, tmp_path / "node.log", params={"frame_id": "panda_link0"})
         try:
             node.wait_ready("panda")
@@ -83,6 +88,16 @@ def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
                     n * n if field_name in MATRIX_FIELDS else n
                 ), field_name
             _check_terms(msg, ref, dyn, q, qd)
+
+            # Diagnostics describe the model and the latest tick (self-check ‖Ṁ − C − Cᵀ‖).
+            d = peer.wait_for_diagnostic(
+                lambda d: int(diag_values(d)["published"]) >= 1, timeout=5.0
+            )
+            values = diag_values(d)
+            assert (values["robot"], values["dof"]) == ("panda", str(n))
+            assert values["tree_depth"] == str(dyn.tree_depth)
+            assert float(values["self_check_residual"]) < 1e-9
+            assert float(values["compute_time_max_ms"]) >= float(values["compute_time_mean_ms"])
 
             # 2. Partial messages from two publishers (one best effort): arm, then gripper.
             arm = peer.joint_state_publisher()
@@ -118,8 +133,6 @@ def test_optional_fields_switch_off_and_back_on(ros_domain_env, tmp_path):
     off = ("publish_coriolis_matrix", "publish_mass_matrix_derivative", "publish_momentum")
     params = {p: (p not in off) for _, p, _ in OUTPUT_FIELDS}
     params["robot_description"] = urdf
-    from ros_helpers import write_params_file
-
     params_file = write_params_file(tmp_path / "params.yaml", params)
     q = np.linspace(-0.8, 0.8, len(names))
     qd = np.linspace(1.0, -1.0, len(names))
@@ -186,9 +199,6 @@ def test_optional_fields_switch_off_and_back_on(ros_domain_env, tmp_path):
 
 def test_timer_mode_publishes_newest_state_and_counts_skips(ros_domain_env, tmp_path):
     """update_rate > 0: ticks at the timer, on the newest state; every input is accounted for."""
-    import time
-
-    from ros_helpers import diag_values
 
     domain_id, env = ros_domain_env
     urdf = panda_urdf()

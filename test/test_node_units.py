@@ -113,7 +113,9 @@ def test_alternating_layouts_from_two_publishers():
 
 def test_stale_joints():
     buf = _buffer()
-    assert buf.stale(10.0, 0.5) == NAMES  # never received counts as stale
+    assert buf.stale(10.0, 0.5) == ()  # never received: missing, not stale
+    buf.update(["b"], [0.0], [], 0, None, now=9.0)
+    assert buf.stale(10.0, 0.5) == ("b",)
     buf.update(["a", "b", "c"], [0.0] * 3, [], 0, None, now=10.0)
     buf.update(["b"], [0.0], [], 0, None, now=10.4)
     assert buf.stale(10.45, 0.5) == ()

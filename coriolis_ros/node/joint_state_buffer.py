@@ -100,7 +100,7 @@ class JointStateBuffer:
         self.velocity = np.zeros(self.n)
         self.has_position = np.zeros(self.n, dtype=bool)
         self.has_velocity = np.zeros(self.n, dtype=bool)
-        self.updated = np.full(self.n, -math.inf)  # receive time of each joint's last value
+        self.updated = np.full(self.n, math.inf)  # receive time of each joint's last value
         self._complete = self.n == 0
         self._all_velocity = self.n == 0
         self.stamp = None
@@ -184,7 +184,7 @@ class JointStateBuffer:
         return TakeResult(self.stamp, pending, self.receive_time, no_velocity=no_velocity)
 
     def stale(self, now: float, timeout: float) -> tuple:
-        """Model joints whose last value is older than `timeout` (never-received ones included)."""
+        """Joints whose last value is older than `timeout` (never received: missing, not stale)."""
         if timeout <= 0.0 or not self.n:
             return ()
         if now - self.updated.min() <= timeout:
