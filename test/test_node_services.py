@@ -34,7 +34,10 @@ def test_services(ros_domain_env, tmp_path):
     assert n == 4
     rng = np.random.default_rng(3)
     # The model comes from the robot_description parameter (no topic publisher at all).
-    params_file = write_params_file(tmp_path / "params.yaml", {"robot_description": URDF})
+    # executor_threads=2: the MultiThreadedExecutor variant (the other tests use the default).
+    params_file = write_params_file(
+        tmp_path / "params.yaml", {"robot_description": URDF, "executor_threads": 2}
+    )
     with Peer(domain_id) as peer:
         node = NodeProcess(env, tmp_path / "node.log", params_file=params_file)
         try:

@@ -212,9 +212,21 @@ def test_parameter_validation():
     assert validate("publish_gravity", False) is None
 
 
+def _config_file() -> Path:
+    """The installed config/coriolis.yaml (the launch file's default), else the source one."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        path = Path(get_package_share_directory("coriolis_ros")) / "config" / "coriolis.yaml"
+    except (ImportError, LookupError):
+        path = REPO / "config" / "coriolis.yaml"
+    assert path.is_file(), path
+    return path
+
+
 def test_config_file_documents_every_parameter():
     yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read config/coriolis.yaml")
-    text = (REPO / "config" / "coriolis.yaml").read_text()
+    text = _config_file().read_text()
     data = yaml.safe_load(text)
     (node_key,) = data
     params = data[node_key]["ros__parameters"]
