@@ -31,7 +31,7 @@ class Snapshot:
     output_rate: float = 0.0
     compute_mean: float = math.nan  # s per tick over the last period
     compute_max: float = math.nan
-    residual: float = math.nan  # ‖Ṁ − C − Cᵀ‖_F on the latest tick
+    residual: float = math.nan  # ‖Ṁ − C − Cᵀ‖_F, first tick after the previous report
     residual_scale: float = 1.0  # ‖Ṁ‖_F on the same tick
     counters: dict = field(default_factory=dict)
     last_rejection: str = ""

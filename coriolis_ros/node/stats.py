@@ -58,6 +58,8 @@ class Throttle:
     (so 0 means "suppress"), so a message can say "(N similar since)".
     """
 
+    MAX_KEYS = 1000
+
     def __init__(self, period: float):
         self.period = period
         self._last: dict = {}
@@ -68,6 +70,8 @@ class Throttle:
         if last is not None and now - last < self.period:
             self._suppressed[key] = self._suppressed.get(key, 0) + 1
             return 0
+        if len(self._last) >= self.MAX_KEYS:  # bounded, whatever the input varies in
+            self.reset()
         self._last[key] = now
         return self._suppressed.pop(key, 0) + 1
 
