@@ -529,3 +529,35 @@ def test_warmup_then_correct(hand):
 
 def test_urdf_error_is_value_error():
     assert issubclass(URDFError, ValueError)
+
+
+def test_clone_is_independent_and_thread_safe(panda):
+    """clone() (documented for per-thread use): same numbers, own workspace; clones used from
+    several threads at once give exactly the serial results."""
+    import threading
+
+    clones = [panda.clone() for _ in range(3)]
+    assert all(c.joint_names == panda.joint_names and c.nv == panda.nv for c in clones)
+    rng = np.random.default_rng(12)
+    states = [random_state(panda.nv, rng)[:2] for _ in range(20)]
+    expected = [[x.copy() for x in panda.coriolis(q, qd)] for q, qd in states]
+    expected_gamma = [panda.christoffel(q).copy() for q, _ in states]
+    errors: list[str] = []
+
+    def worker(dyn, offset):
+        for rep in range(10):
+            for k in range(len(states)):
+                idx = (k + offset + rep) % len(states)
+                q, qd = states[idx]
+                for got, want in zip(dyn.coriolis(q, qd), expected[idx]):
+                    if not np.array_equal(got, want):
+                        errors.append(f"coriolis state {idx}")
+                if not np.array_equal(dyn.christoffel(q), expected_gamma[idx]):
+                    errors.append(f"christoffel state {idx}")
+
+    threads = [threading.Thread(target=worker, args=(c, 7 * k)) for k, c in enumerate(clones)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:5]

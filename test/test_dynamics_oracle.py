@@ -133,7 +133,7 @@ class PinOracle:
 
     def __init__(self, urdf: str | os.PathLike, order=None, gravity=GRAVITY):
         text = Path(urdf).read_text() if _is_path(urdf) else str(urdf)
-        self.model = pin.buildModelFromXML(text)  # fixed base, mimic joints independent
+        self.model = pin.buildModelFromXML(text, mimic=False)  # fixed base, mimic independent
         self.model.gravity.linear = np.asarray(gravity, dtype=float)
         self.data = self.model.createData()
         m = self.model
