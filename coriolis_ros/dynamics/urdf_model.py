@@ -282,31 +282,30 @@ def _build(robot, gravity: np.ndarray) -> Model:
     owner = {root: -1}  # link -> body index (-1: the fixed base)
     in_body = {root: identity}  # link -> pose of the link frame in its body frame
     names, types, body_links, parents, kinds, trees = [], [], [], [], [], []
-    stack = [root]
-    while stack:  # depth-first; children in document order
-        link_name = stack.pop()
-        for joint in reversed(children.get(link_name, [])):
-            stack.append(joint.child)
-        for joint in children.get(link_name, []):
-            origin = _pose(joint.origin, f"joint '{joint.name}'")
-            joint_pose = _compose(in_body[link_name], origin)
-            if joint.type == "fixed":
-                owner[joint.child] = owner[link_name]
-                in_body[joint.child] = joint_pose
-                continue
-            axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
-            norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
-            if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
-                raise URDFError(f"joint '{joint.name}' has an invalid axis {axis}")
-            align = align_z(axis / norm)
-            trees.append(_compose(joint_pose, (align, np.zeros(3))))
-            owner[joint.child] = len(names)
-            in_body[joint.child] = (align.T, np.zeros(3))
-            names.append(joint.name)
-            types.append(joint.type)
-            body_links.append(joint.child)
-            parents.append(owner[link_name])
-            kinds.append(PRISMATIC if joint.type == "prismatic" else REVOLUTE)
+    stack = list(reversed(children.get(root, [])))
+    while stack:  # depth-first pre-order over joints; siblings in document order
+        joint = stack.pop()
+        stack.extend(reversed(children.get(joint.child, [])))
+        link_name = joint.parent
+        origin = _pose(joint.origin, f"joint '{joint.name}'")
+        joint_pose = _compose(in_body[link_name], origin)
+        if joint.type == "fixed":
+            owner[joint.child] = owner[link_name]
+            in_body[joint.child] = joint_pose
+            continue
+        axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
+        norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
+        if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
+            raise URDFError(f"joint '{joint.name}' has an invalid axis {axis}")
+        align = align_z(axis / norm)
+        trees.append(_compose(joint_pose, (align, np.zeros(3))))
+        owner[joint.child] = len(names)
+        in_body[joint.child] = (align.T, np.zeros(3))
+        names.append(joint.name)
+        types.append(joint.type)
+        body_links.append(joint.child)
+        parents.append(owner[link_name])
+        kinds.append(PRISMATIC if joint.type == "prismatic" else REVOLUTE)
 
     unreachable = sorted(set(links) - set(owner))
     if unreachable:
