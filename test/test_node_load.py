@@ -66,14 +66,23 @@ def test_load_1khz(robot, ros_domain_env, tmp_path):
             peer.wait_matched(js)
             client = peer.client(ComputeDynamics, "compute_dynamics")
 
-            # Prime: one state through, then take the counters as the baseline.
+            # Prime: one state through, then take the counters as the baseline once the node is
+            # at rest (every message accounted for, every output arrived here), so a repeated
+            # priming message cannot be counted on one side only.
             peer.send_until_state(js, peer.joint_state(names, np.zeros(n), np.zeros(n), stamp_ns=1))
-            base = _counters(
-                peer.wait_for_diagnostic(
-                    lambda d: _counters(d)["published"] >= 1, what="diagnostics after priming"
-                )
-            )
-            peer.clear()
+
+            def at_rest():
+                d = peer.last_diagnostic()
+                if d is None:
+                    return None
+                c = _counters(d)
+                seen = len(peer.received())
+                outcomes = sum(c[k] for k in COUNTERS[1:])
+                if c["published"] >= 1 and outcomes == c["received"] and c["published"] == seen:
+                    return c, seen, len(peer.diagnostics)
+                return None
+
+            base, seen0, diag0 = peer.wait_for(at_rest, what="counters at rest after priming")
 
             # Services while the ticks run.
             stop = threading.Event()
@@ -128,13 +137,20 @@ def test_load_1khz(robot, ros_domain_env, tmp_path):
                 if (
                     c["received"]
                     and outcomes == c["received"]
-                    and c["published"] == len(peer.received())
+                    and c["published"] == len(peer.received()) - seen0
                 ):
                     return c
                 return None
 
-            c = peer.wait_for(settled, timeout=60, what="counters to settle")
-            states = peer.received()
+            try:
+                c = peer.wait_for(settled, timeout=60, what="counters to settle")
+            except AssertionError as exc:
+                last = peer.last_diagnostic()
+                raise AssertionError(
+                    f"{exc}: base {base}, last {last and _counters(last)}, "
+                    f"states received here {len(peer.received()) - seen0}"
+                ) from None
+            states = peer.received()[seen0:]
 
             assert c["received"] == len(states) + c["skipped"]  # in == out + skips
             assert c["rejected"] == c["ignored"] == c["withheld"] == c["failed"] == 0
@@ -145,7 +161,11 @@ def test_load_1khz(robot, ros_domain_env, tmp_path):
             assert growth < RSS_GROWTH_LIMIT_KB, f"RSS grew {growth} kB: {rss}"
             assert node.alive()
 
-            latency_ms = [(t - stamp_ns(m.header.stamp)) / 1e6 for m, t in states]
+            latency_ms = [
+                (t - stamp_ns(m.header.stamp)) / 1e6
+                for m, t in states
+                if stamp_ns(m.header.stamp) > 1
+            ]
             figures = {
                 "robot": robot,
                 "dof": n,
@@ -163,7 +183,7 @@ def test_load_1khz(robot, ros_domain_env, tmp_path):
                 "rss_kb_2s": rss[1],
                 "rss_kb_10s": rss[-1],
             }
-            periods = [diag_values(d) for d in list(peer.diagnostics)]
+            periods = [diag_values(d) for d in list(peer.diagnostics)[diag0:]]
             busy = [v for v in periods if v["compute_time_mean_ms"] != "nan"]
             if busy:
                 figures["node_input_rate_hz_max"] = max(float(v["input_rate_hz"]) for v in busy)
