@@ -1,13 +1,15 @@
 """Run every benchmark and write the results to bench/results/ (``make bench`` calls this).
 
-    python bench/run_all.py [--quick] [--markdown] [--only dynamics,paper,scaling] [--outdir DIR]
+    python bench/run_all.py [--quick] [--markdown] [--only dynamics,paper,scaling,node]
+                            [--outdir DIR]
                             [--code worktree|installed|<git revision>]
 
 Each benchmark runs in its own process (same interpreter), its output is echoed and written to
 ``<outdir>/<name>.txt`` (``.md`` with --markdown); scaling.py also writes
 ``<outdir>/scaling_<topology>.png``.  Default outdir: bench/results, or bench/results/quick
 with --quick (git-ignored, so smoke runs do not overwrite the committed results).
-Whole run: about 2-3 minutes on 2 shared cores (--quick: well under a minute).
+bench_node.py measures the node of the *installed* package (``make bench`` installs the tree
+first).  Whole run: about 4-5 minutes on 2 shared cores (--quick: about a minute).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ SCRIPTS = {
     "dynamics": ("bench_dynamics.py", "bench_dynamics"),
     "paper": ("bench_paper.py", "bench_paper"),
     "scaling": ("scaling.py", "scaling"),
+    "node": ("bench_node.py", "bench_node"),  # the installed node, end to end (about 2 min)
 }
 
 
@@ -56,6 +59,8 @@ def main(argv=None) -> int:
         cmd = [sys.executable, str(BENCH / script), *extra]
         if name == "scaling":
             cmd += ["--outdir", str(outdir)]
+        if name == "node":
+            cmd += ["--no-save"]  # saved below like the others
         out_file = outdir / f"{stem}.{'md' if args.markdown else 'txt'}"
         print(f"=== {' '.join(cmd)}  ->  {out_file}", flush=True)
         lines = []
