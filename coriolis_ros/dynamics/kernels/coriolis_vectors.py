@@ -18,6 +18,7 @@ from .kinematics import (
     SIZE_WS,
     all_finite,
     disjoint,
+    body_force,
     move_body,
     place_body,
     model_ok,
@@ -27,14 +28,10 @@ from .spatial import (
     WS_A,
     WS_F,
     WS_H,
-    WS_IC,
     WS_S,
     WS_SD,
-    WS_V,
     add_rows,
-    cross,
     dot6,
-    inertia_times,
     kernel,
 )
 
@@ -66,21 +63,7 @@ def coriolis_vectors(mf, q, qd, ws, Cqd, CTqd, p):
             if b >= 0:
                 acc += ws[b, WS_A + c]
             ws[i, WS_A + c] = acc
-        wx, wy, wz = ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2]
-        ux, uy, uz = ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5]
-        n0, n1, n2, l0, l1, l2 = inertia_times(ws, i, WS_IC, wx, wy, wz, ux, uy, uz)
-        ws[i, WS_H], ws[i, WS_H + 1], ws[i, WS_H + 2] = n0, n1, n2
-        ws[i, WS_H + 3], ws[i, WS_H + 4], ws[i, WS_H + 5] = l0, l1, l2
-        a0, a1, a2, a3, a4, a5 = inertia_times(
-            ws, i, WS_IC,
-            ws[i, WS_A], ws[i, WS_A + 1], ws[i, WS_A + 2],
-            ws[i, WS_A + 3], ws[i, WS_A + 4], ws[i, WS_A + 5],
-        )  # fmt: skip
-        x0, x1, x2 = cross(wx, wy, wz, n0, n1, n2)
-        y0, y1, y2 = cross(ux, uy, uz, l0, l1, l2)
-        z0, z1, z2 = cross(wx, wy, wz, l0, l1, l2)
-        ws[i, WS_F], ws[i, WS_F + 1], ws[i, WS_F + 2] = a0 + x0 + y0, a1 + x1 + y1, a2 + x2 + y2
-        ws[i, WS_F + 3], ws[i, WS_F + 4], ws[i, WS_F + 5] = a3 + z0, a4 + z1, a5 + z2
+        body_force(ws, i)
     for j in range(n - 1, -1, -1):
         h0, h1, h2 = ws[j, WS_H], ws[j, WS_H + 1], ws[j, WS_H + 2]
         h3, h4, h5 = ws[j, WS_H + 3], ws[j, WS_H + 4], ws[j, WS_H + 5]

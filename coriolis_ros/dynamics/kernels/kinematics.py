@@ -3,7 +3,22 @@
 import math
 
 from ..model import MF_C, MF_I, MF_M, MF_PARENT, MF_R, MF_T, MF_TYPE, MF_WIDTH, PRISMATIC
-from .spatial import WS_IC, WS_P, WS_R, WS_S, WS_SD, WS_V, WS_WIDTH, body_step, cross, kernel
+from .spatial import (
+    WS_A,
+    WS_F,
+    WS_H,
+    WS_IC,
+    WS_P,
+    WS_R,
+    WS_S,
+    WS_SD,
+    WS_V,
+    WS_WIDTH,
+    body_step,
+    cross,
+    inertia_times,
+    kernel,
+)
 
 
 # Status codes the kernels return (0: success); the API turns them into ValueErrors.
@@ -167,3 +182,26 @@ def move_body(mf, qd, ws, i):
     f0, f1, f2 = cross(ux, uy, uz, sw0, sw1, sw2)
     ws[i, WS_SD], ws[i, WS_SD + 1], ws[i, WS_SD + 2] = d0, d1, d2
     ws[i, WS_SD + 3], ws[i, WS_SD + 4], ws[i, WS_SD + 5] = e0 + f0, e1 + f1, e2 + f2
+
+
+@body_step
+def body_force(ws, i):
+    """Momentum h_i = I_i v_i and net force f_i = I_i a_i + v_i x* h_i of body i (RNEA).
+
+    With (w, u) x* (n, l) = (w x n + u x l, w x l); reads v, a and the inertia (IC slot).
+    """
+    wx, wy, wz = ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2]
+    ux, uy, uz = ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5]
+    n0, n1, n2, l0, l1, l2 = inertia_times(ws, i, WS_IC, wx, wy, wz, ux, uy, uz)
+    ws[i, WS_H], ws[i, WS_H + 1], ws[i, WS_H + 2] = n0, n1, n2
+    ws[i, WS_H + 3], ws[i, WS_H + 4], ws[i, WS_H + 5] = l0, l1, l2
+    a0, a1, a2, a3, a4, a5 = inertia_times(
+        ws, i, WS_IC,
+        ws[i, WS_A], ws[i, WS_A + 1], ws[i, WS_A + 2],
+        ws[i, WS_A + 3], ws[i, WS_A + 4], ws[i, WS_A + 5],
+    )  # fmt: skip
+    x0, x1, x2 = cross(wx, wy, wz, n0, n1, n2)
+    y0, y1, y2 = cross(ux, uy, uz, l0, l1, l2)
+    z0, z1, z2 = cross(wx, wy, wz, l0, l1, l2)
+    ws[i, WS_F], ws[i, WS_F + 1], ws[i, WS_F + 2] = a0 + x0 + y0, a1 + x1 + y1, a2 + x2 + y2
+    ws[i, WS_F + 3], ws[i, WS_F + 4], ws[i, WS_F + 5] = a3 + z0, a4 + z1, a5 + z2
