@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-
 import threading
+from collections.abc import Sequence
 
 import numpy as np
 from numba import types
@@ -14,9 +13,9 @@ from .kernels.christoffel import christoffel as _christoffel
 from .kernels.coriolis_matrix import coriolis_matrix as _coriolis_matrix
 from .kernels.coriolis_vectors import coriolis_vectors as _coriolis_vectors
 from .kernels.crba import mass_matrix as _mass_matrix
+from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_Q, SIZE_QD, SIZE_QDD
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
-from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_Q, SIZE_QD, SIZE_QDD
 from .kernels.spatial import WS_WIDTH
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
@@ -36,7 +35,8 @@ class Dynamics:
 
     An instance owns one workspace, so it is not safe to call one instance from
     several threads at once; :meth:`clone` gives another instance of the same
-    model with its own workspace.  The kernels release the GIL.
+    model with its own workspace.  ``coriolis``, ``christoffel`` and ``mass_matrix``
+    release the GIL while they run.
     """
 
     def __init__(self, model: Model):
