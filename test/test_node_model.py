@@ -14,6 +14,7 @@ from ros_helpers import (  # noqa: E402
     PinReference,
     as_matrix,
     close,
+    diag_values,
     panda_urdf,
     small_robot_urdf,
 )
@@ -79,4 +80,40 @@ def test_model_replacement(ros_domain_env, tmp_path):
             assert all(list(m.joint_names) == panda_names for m, _ in states[k:])
         finally:
             stop.set()
+            assert node.stop() == 0, node.log()
+
+
+FLOATING = (
+    '<robot name="floaty"><link name="base"/><link name="body"><inertial><mass value="1"/>'
+    '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+    '<joint name="free" type="floating"><parent link="base"/><child link="body"/>'
+    "</joint></robot>"
+)
+
+
+def test_republished_model_clears_an_earlier_rejection(ros_domain_env, tmp_path):
+    """good URDF -> rejected URDF -> the same good URDF again: the error is no longer reported."""
+    domain_id, env = ros_domain_env
+    tiny = small_robot_urdf("tiny", "tj")
+    with Peer(domain_id) as peer:
+        peer.collect_diagnostics()
+        desc = peer.description_publisher()
+        peer.publish_description(desc, tiny)
+        node = NodeProcess(env, tmp_path / "node.log", params={"diagnostics_period": 0.2})
+        try:
+            node.wait_ready("tiny")
+            peer.publish_description(desc, FLOATING)
+            m = node.wait_for_log(r"rejected \(keeping model tiny\): .*floating")
+            peer.wait_for_diagnostic(
+                lambda d: "floating" in diag_values(d)["last_rejected_description"]
+            )
+            peer.publish_description(desc, tiny)
+            node.wait_for_log(r"robot_description from .* unchanged, model kept", start=m.end())
+            peer.clear()
+            d = peer.wait_for_diagnostic(lambda d: d.message, what="a fresh diagnostic")
+            peer.clear()
+            d = peer.wait_for_diagnostic(lambda d: d.message, what="a fresh diagnostic")
+            assert diag_values(d)["last_rejected_description"] == "", d
+            assert "rejected" not in d.message, d.message
+        finally:
             assert node.stop() == 0, node.log()

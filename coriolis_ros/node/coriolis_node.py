@@ -369,6 +369,8 @@ class CoriolisNode(Node):
 
         current = self._model
         if current is not None and current.urdf == urdf:
+            with self._lock:
+                self._model_error = ""  # an earlier rejected description is superseded
             self.get_logger().info(f"robot_description from {source} unchanged, model kept")
             return
         try:
