@@ -75,6 +75,9 @@ def test_empty_velocity_without_history_uses_zero_and_says_so():
         (["a", "b"], [1.0, math.nan], [], 0, "non-finite position (NaN/inf) for b"),
         (["a", "b"], [1.0, 2.0], [math.inf, 0.0], 0, "non-finite velocity (NaN/inf) for a"),
         (["zz", "b"], [math.nan, 2.0], [], 0, "non-finite position (NaN/inf) for zz"),
+        # Finite but absurd (a DBL_MAX sentinel): C q̇ ~ q̇² would overflow to inf/NaN.
+        (["a", "b"], [1.0, 2.0], [0.0, 1.7e308], 0, "velocity beyond ±1e+50 for b"),
+        (["a", "b"], [-1e200, 2.0], [], 0, "position beyond ±1e+50 for a"),
     ],
 )
 def test_bad_messages_are_rejected_whole(names, pos, vel, eff, words):
@@ -151,6 +154,7 @@ def test_resolve_request():
         (["a", "b", "c"], [1.0, math.inf, 1.0], [], "non-finite position"),
         (["a", "b", "c"], [1.0] * 3, [0.0, math.nan, 0.0], "non-finite velocity"),
         (["a", "a", "c"], [1.0] * 3, [], "duplicate joint names: a"),
+        (["a", "b", "c"], [1.0] * 3, [0.0, 1e200, 0.0], "velocity beyond ±1e+50 for b"),
     ]:
         q, qd, reason = resolve_request(NAMES, names, pos, vel)
         assert q is None and qd is None
@@ -239,3 +243,21 @@ def test_config_file_documents_every_parameter():
         lines = text.splitlines()
         k = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{name}:"))
         assert lines[k - 1].strip().startswith("#"), f"{name} is not documented"
+
+
+def test_largest_accepted_values_give_finite_results():
+    """At ±MAX_ABS (the bound on accepted q, q̇) every term of a robot with a prismatic joint
+    is still finite, so nothing the node accepts is published as inf/NaN."""
+    from ros_helpers import small_robot_urdf
+
+    from coriolis_ros.dynamics import Dynamics
+    from coriolis_ros.node.joint_state_buffer import MAX_ABS
+
+    dyn = Dynamics.from_urdf(small_robot_urdf())
+    assert "prismatic" in dyn.model.joint_types
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        q = rng.choice([-MAX_ABS, MAX_ABS], dyn.nv)
+        qd = rng.choice([-MAX_ABS, MAX_ABS], dyn.nv)
+        terms = [*dyn.coriolis(q, qd), *dyn.coriolis_vectors(q, qd), dyn.gravity(q)]
+        assert all(np.isfinite(t).all() for t in terms)

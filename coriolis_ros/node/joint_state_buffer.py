@@ -21,6 +21,10 @@ REJECTED = "rejected"
 IGNORED = "ignored"  # well-formed, but names no joint of the model
 _MAX_LAYOUTS = 64
 _MAX_WARNED = 1000  # unknown names remembered for "warn once" (bounded against floods)
+# Largest |position| or |velocity| accepted. Far beyond anything physical; larger values (e.g. a
+# DBL_MAX "no value" sentinel) overflow the terms quadratic in q̇ (C q̇, Cᵀ q̇) or in a prismatic
+# q (M) to inf/NaN, which would then be published as numbers.
+MAX_ABS = 1e50
 
 
 def as_float64(values) -> np.ndarray:
@@ -44,6 +48,17 @@ def _nonfinite_names(values: np.ndarray, names) -> list[str]:
     return [str(names[i]) for i in bad]
 
 
+def _bad_values(values: np.ndarray, names, what: str) -> str | None:
+    """None if every value is finite and within ±MAX_ABS, else the reason."""
+    if (np.abs(values) <= MAX_ABS).all():
+        return None
+    nonfinite = _nonfinite_names(values, names)
+    if nonfinite:
+        return f"non-finite {what} (NaN/inf) for {name_list(nonfinite)}"
+    huge = [str(names[i]) for i in np.flatnonzero(np.abs(values) > MAX_ABS)]
+    return f"{what} beyond ±{MAX_ABS:g} for {name_list(huge)}"
+
+
 def check_arrays(names, position, velocity, effort_len: int = 0) -> str | None:
     """Validate a JointState-like triple; None when fine, else the reason it is rejected.
 
@@ -63,10 +78,11 @@ def check_arrays(names, position, velocity, effort_len: int = 0) -> str | None:
                 dup.append(name)
             seen.add(name)
         return f"duplicate joint names: {name_list(dup)}"
-    if n and not np.isfinite(position).all():
-        return f"non-finite position (NaN/inf) for {name_list(_nonfinite_names(position, names))}"
-    if len(velocity) and not np.isfinite(velocity).all():
-        return f"non-finite velocity (NaN/inf) for {name_list(_nonfinite_names(velocity, names))}"
+    if n:
+        reason = _bad_values(position, names, "position")
+        if reason is None and len(velocity):
+            reason = _bad_values(velocity, names, "velocity")
+        return reason
     return None
 
 
