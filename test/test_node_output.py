@@ -1,6 +1,7 @@
 """The node's coriolis_state output equals the library and Pinocchio on the same state."""
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -242,5 +243,43 @@ def test_timer_mode_publishes_newest_state_and_counts_skips(ros_domain_env, tmp_
             assert v["rejected"] == 0 and v["withheld"] == 0
             # Far fewer ticks than messages (20 Hz vs ~200 Hz input).
             assert out < v["received"] / 2 and v["skipped"] > 0
+        finally:
+            assert node.stop() == 0, node.log()
+
+
+def test_installed_config_file_loads_as_params_file(ros_domain_env, tmp_path):
+    """config/coriolis.yaml as installed works with --params-file, and its values are used."""
+    from ament_index_python.packages import get_package_share_directory
+
+    domain_id, env = ros_domain_env
+    config = Path(get_package_share_directory("coriolis_ros")) / "config" / "coriolis.yaml"
+    text = config.read_text()
+    edits = (
+        ('frame_id: ""', 'frame_id: "cfg_frame"'),
+        ("publish_momentum: true", "publish_momentum: false"),
+        ("update_rate: 0.0", "update_rate: 20.0"),
+    )
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    params_file = tmp_path / "coriolis.yaml"
+    params_file.write_text(text)
+    urdf = panda_urdf()
+    names = list(Dynamics.from_urdf(urdf).joint_names)
+    with Peer(domain_id) as peer:
+        desc = peer.description_publisher()
+        peer.publish_description(desc, urdf)
+        peer.collect_states()
+        peer.collect_diagnostics()
+        node = NodeProcess(env, tmp_path / "node.log", params_file=params_file)
+        try:
+            node.wait_ready("panda")
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+            msg = peer.send_until_state(js, peer.joint_state(names, np.zeros(9), np.ones(9)))
+            assert msg.header.frame_id == "cfg_frame"
+            assert len(msg.momentum) == 0 and len(msg.coriolis_matrix) == 81
+            d = peer.wait_for_diagnostic(lambda d: True)
+            assert diag_values(d)["mode"] == "timer 20 Hz"
         finally:
             assert node.stop() == 0, node.log()
