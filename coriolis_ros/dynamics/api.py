@@ -13,7 +13,17 @@ from .kernels.christoffel import christoffel as _christoffel
 from .kernels.coriolis_matrix import coriolis_matrix as _coriolis_matrix
 from .kernels.coriolis_vectors import coriolis_vectors as _coriolis_vectors
 from .kernels.crba import mass_matrix as _mass_matrix
-from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_Q, SIZE_QD, SIZE_QDD
+from .kernels.kinematics import (
+    BAD_Q,
+    BAD_QD,
+    BAD_QDD,
+    MAX_ABS,
+    OVERLAP,
+    SIZE_OUT,
+    SIZE_Q,
+    SIZE_QD,
+    SIZE_QDD,
+)
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
 from .kernels.spatial import WS_WIDTH
@@ -216,7 +226,9 @@ class Dynamics:
 
     def _fail(self, status: int, inputs: tuple, out: tuple) -> None:
         if status in (BAD_Q, BAD_QD, BAD_QDD):
-            raise ValueError(f"{_NAMES[status - BAD_Q]} has a NaN or infinite entry")
+            raise ValueError(
+                f"{_NAMES[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
+            )
         if status in (SIZE_Q, SIZE_QD, SIZE_QDD):
             which = status - SIZE_Q
             got = np.shape(inputs[which])

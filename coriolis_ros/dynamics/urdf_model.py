@@ -50,15 +50,19 @@ def model_from_urdf(urdf: str | os.PathLike, gravity: Sequence[float] = DEFAULT_
 def _read(urdf) -> str:
     if isinstance(urdf, bytes):
         urdf = urdf.decode("utf-8", errors="replace")
-    if isinstance(urdf, str) and urdf.lstrip().startswith("<"):
-        return urdf
+    if isinstance(urdf, str):
+        # robot_state_publisher serves a description with a byte-order mark or blank lines
+        # before the XML declaration; the XML parser does not take them.
+        text = urdf.lstrip("\ufeff \t\r\n")
+        if text.startswith("<"):
+            return text
     if isinstance(urdf, (str, os.PathLike)):
         path = os.fspath(urdf)
         if not path.strip():
             raise URDFError("empty robot description")
         try:
-            with open(path, encoding="utf-8") as f:
-                return f.read()
+            with open(path, encoding="utf-8-sig") as f:
+                return f.read().lstrip()
         except OSError as exc:
             raise URDFError(f"not a URDF XML string, and cannot read it as a file: {exc}") from None
     raise URDFError(f"expected a URDF XML string or a file path, got {type(urdf).__name__}")
@@ -86,6 +90,7 @@ def _parse(xml: str):
         root = ET.fromstring(xml)
     except ET.ParseError as exc:
         raise URDFError(f"malformed XML: {exc}") from None
+    _drop_default_namespace(root)
     if root.tag != "robot":
         raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
     _check_duplicates(root)
@@ -99,6 +104,16 @@ def _parse(xml: str):
     if not robot.links:
         raise URDFError("the URDF has no <link>")
     return robot
+
+
+def _drop_default_namespace(root) -> None:
+    """<robot xmlns="..."> puts every URDF element in a namespace; urdfdom ignores it, so do we."""
+    if not root.tag.startswith("{"):
+        return
+    prefix = root.tag[: root.tag.index("}") + 1]
+    for elem in root.iter():
+        if isinstance(elem.tag, str) and elem.tag.startswith(prefix):
+            elem.tag = elem.tag[len(prefix) :]
 
 
 def _dynamics_only(root):

@@ -21,6 +21,10 @@ from .spatial import (
 )
 
 
+# Inputs beyond this are rejected like NaN: the terms quadratic in qd (and M in a prismatic
+# q) overflow to inf/NaN near 1e154, and no joint moves 1e50 rad/s.
+MAX_ABS = 1e50
+
 # Status codes the kernels return (0: success); the API turns them into ValueErrors.
 BAD_Q, BAD_QD, BAD_QDD = 1, 2, 3  # a NaN or infinite entry
 SIZE_Q, SIZE_QD, SIZE_QDD = 11, 12, 13  # wrong length
@@ -62,8 +66,9 @@ def square_ok(n, x):
 
 @kernel
 def all_finite(x):
+    """True if every entry is finite and within +-MAX_ABS (also False for NaN)."""
     for k in range(x.shape[0]):
-        if not math.isfinite(x[k]):
+        if not abs(x[k]) <= MAX_ABS:
             return False
     return True
 
