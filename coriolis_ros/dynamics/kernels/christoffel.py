@@ -11,7 +11,7 @@ so F2 and F3 have a zero bottom half (line 9).
 """
 
 from ..model import MF_PARENT
-from .kinematics import BAD_Q, SIZE_OUT, SIZE_Q, SIZE_WS, all_finite, forward_positions, model_ok
+from .kinematics import check_inputs, SIZE_OUT, forward_positions
 from .spatial import (
     WS_IC,
     WS_S,
@@ -29,14 +29,11 @@ from .spatial import (
 def christoffel(mf, q, ws, Gamma):
     """Fill Gamma (n, n, n); returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mf, ws):
-        return SIZE_WS
-    if q.shape[0] != n:
-        return SIZE_Q
+    status = check_inputs(mf, ws, q, q, q)
+    if status:
+        return status
     if Gamma.shape[0] != n or Gamma.shape[1] != n or Gamma.shape[2] != n:
         return SIZE_OUT
-    if not all_finite(q):
-        return BAD_Q
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
     for a in range(n):
         for b in range(n):

@@ -12,18 +12,13 @@ and only its top half is kept.
 
 from ..model import MF_PARENT
 from .kinematics import (
-    BAD_Q,
-    BAD_QD,
+    check_inputs,
     OVERLAP,
     SIZE_OUT,
-    SIZE_WS,
-    all_finite,
     disjoint,
     move_body,
     place_body,
-    model_ok,
     square_ok,
-    vectors_ok,
 )
 from .spatial import (
     WS_BL,
@@ -46,19 +41,13 @@ from .spatial import (
 def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
     """Fill M, Mdot and C; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mf, ws):
-        return SIZE_WS
-    status = vectors_ok(n, q, qd, qd)
+    status = check_inputs(mf, ws, q, qd, qd)
     if status:
         return status
     if not (square_ok(n, M) and square_ok(n, Mdot) and square_ok(n, C)):
         return SIZE_OUT
     if not disjoint(M, Mdot, C):
         return OVERLAP
-    if not all_finite(q):
-        return BAD_Q
-    if not all_finite(qd):
-        return BAD_QD
     for i in range(n):  # lines 2-7, with IC_i = I_i written by place_body
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)  # lines 3-4

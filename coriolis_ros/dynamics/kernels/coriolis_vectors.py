@@ -11,18 +11,13 @@ With h_i = I_i v_i and hC_i its sum over the subtree of i:
 
 from ..model import MF_PARENT
 from .kinematics import (
-    BAD_Q,
-    BAD_QD,
+    check_inputs,
     OVERLAP,
     SIZE_OUT,
-    SIZE_WS,
-    all_finite,
     disjoint,
     body_force,
     move_body,
     place_body,
-    model_ok,
-    vectors_ok,
 )
 from .spatial import (
     WS_A,
@@ -40,19 +35,13 @@ from .spatial import (
 def coriolis_vectors(mf, q, qd, ws, Cqd, CTqd, p):
     """Fill Cqd, CTqd and p; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mf, ws):
-        return SIZE_WS
-    status = vectors_ok(n, q, qd, qd)
+    status = check_inputs(mf, ws, q, qd, qd)
     if status:
         return status
     if Cqd.shape[0] != n or CTqd.shape[0] != n or p.shape[0] != n:
         return SIZE_OUT
     if not disjoint(Cqd, CTqd, p):
         return OVERLAP
-    if not all_finite(q):
-        return BAD_Q
-    if not all_finite(qd):
-        return BAD_QD
     for i in range(n):
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)

@@ -5,13 +5,9 @@ M_ij = Phi_i . IC_j Phi_j for every ancestor i of j (Featherstone, RBDA ch. 6).
 
 from ..model import MF_PARENT
 from .kinematics import (
-    BAD_Q,
+    check_inputs,
     SIZE_OUT,
-    SIZE_Q,
-    SIZE_WS,
-    all_finite,
     forward_positions,
-    model_ok,
     square_ok,
 )
 from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, long_kernel
@@ -21,14 +17,11 @@ from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, long_kernel
 def mass_matrix(mf, q, ws, M):
     """Fill M; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mf, ws):
-        return SIZE_WS
-    if q.shape[0] != n:
-        return SIZE_Q
+    status = check_inputs(mf, ws, q, q, q)
+    if status:
+        return status
     if not square_ok(n, M):
         return SIZE_OUT
-    if not all_finite(q):
-        return BAD_Q
     forward_positions(mf, q, ws)
     for r in range(n):
         for c in range(n):

@@ -46,6 +46,24 @@ def vectors_ok(n, a, b, c):
 
 
 @kernel
+def check_inputs(mf, ws, q, qd, qdd):
+    """0, or the status code of the first problem with the workspace or the inputs."""
+    n = mf.shape[0]
+    if not model_ok(mf, ws):
+        return SIZE_WS
+    status = vectors_ok(n, q, qd, qdd)
+    if status:
+        return status
+    if not all_finite(q):
+        return BAD_Q
+    if not all_finite(qd):
+        return BAD_QD
+    if not all_finite(qdd):
+        return BAD_QDD
+    return 0
+
+
+@kernel
 def model_ok(mf, ws):
     n = mf.shape[0]
     return mf.shape[1] == MF_WIDTH and ws.shape[0] >= n and ws.shape[1] == WS_WIDTH

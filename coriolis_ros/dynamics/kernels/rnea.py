@@ -8,19 +8,13 @@ f_i = I_i a_i + v_i x* (I_i v_i); tau_i = Phi_i . sum of f over the subtree of i
 
 from ..model import MF_PARENT
 from .kinematics import (
-    BAD_Q,
-    BAD_QD,
-    BAD_QDD,
+    check_inputs,
     SIZE_OUT,
-    SIZE_Q,
     SIZE_WS,
-    all_finite,
     forward_positions,
     body_force,
     move_body,
     place_body,
-    model_ok,
-    vectors_ok,
 )
 from .spatial import (
     WS_A,
@@ -39,19 +33,13 @@ from .spatial import (
 def inverse_dynamics(mf, gravity, q, qd, qdd, ws, tau):
     """Fill tau; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    if not model_ok(mf, ws) or gravity.shape[0] != 3:
+    if gravity.shape[0] != 3:
         return SIZE_WS
-    status = vectors_ok(n, q, qd, qdd)
+    status = check_inputs(mf, ws, q, qd, qdd)
     if status:
         return status
     if tau.shape[0] != n:
         return SIZE_OUT
-    if not all_finite(q):
-        return BAD_Q
-    if not all_finite(qd):
-        return BAD_QD
-    if not all_finite(qdd):
-        return BAD_QDD
     for i in range(n):
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)
@@ -82,14 +70,13 @@ def generalized_gravity(mf, gravity, q, ws, g):
     the composite mass and first moment (m, h of IC) are needed.
     """
     n = mf.shape[0]
-    if not model_ok(mf, ws) or gravity.shape[0] != 3:
+    if gravity.shape[0] != 3:
         return SIZE_WS
-    if q.shape[0] != n:
-        return SIZE_Q
+    status = check_inputs(mf, ws, q, q, q)
+    if status:
+        return status
     if g.shape[0] != n:
         return SIZE_OUT
-    if not all_finite(q):
-        return BAD_Q
     forward_positions(mf, q, ws)
     ax, ay, az = -gravity[0], -gravity[1], -gravity[2]
     for j in range(n - 1, -1, -1):
