@@ -480,6 +480,21 @@ class PinReference:
         }
 
 
+def library_terms(dyn, q, qd) -> dict:
+    """Every CoriolisState / ComputeDynamics term from the library, keyed by field name."""
+    M, Mdot, C = dyn.coriolis(q, qd)
+    Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
+    return {
+        "coriolis_matrix": C,
+        "mass_matrix": M,
+        "mass_matrix_derivative": Mdot,
+        "coriolis_force": Cqd,
+        "coriolis_transpose_force": CTqd,
+        "gravity_force": dyn.gravity(q),
+        "momentum": p,
+    }
+
+
 def as_matrix(field, n: int) -> np.ndarray:
     return np.asarray(field, dtype=float).reshape(n, n)
 

@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
 from ros_helpers import (  # noqa: E402
+    library_terms,
     NodeProcess,
     Peer,
     PinReference,
@@ -33,17 +34,7 @@ def _check_terms(msg, urdf_ref: PinReference, dyn: Dynamics, q, qd, fields=None)
     assert names == list(dyn.joint_names)
     np.testing.assert_array_equal(msg.position, q)
     np.testing.assert_array_equal(msg.velocity, qd)
-    M, Mdot, C = dyn.coriolis(q, qd)
-    Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
-    library = {
-        "coriolis_matrix": C,
-        "mass_matrix": M,
-        "mass_matrix_derivative": Mdot,
-        "coriolis_force": Cqd,
-        "coriolis_transpose_force": CTqd,
-        "gravity_force": dyn.gravity(q),
-        "momentum": p,
-    }
+    library = library_terms(dyn, q, qd)
     pin = urdf_ref.evaluate(names, q, qd)
     for field_name in fields or library:
         got = np.asarray(getattr(msg, field_name))

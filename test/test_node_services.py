@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
 from ros_helpers import (  # noqa: E402
+    library_terms,
     NodeProcess,
     Peer,
     PinReference,
@@ -102,17 +103,7 @@ def test_services(ros_domain_env, tmp_path):
             assert list(r.joint_names) == names
             np.testing.assert_array_equal(r.position, q)
             np.testing.assert_array_equal(r.velocity, qd)
-            M, Mdot, C = dyn.coriolis(q, qd)
-            Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
-            library = {
-                "coriolis_matrix": C,
-                "mass_matrix": M,
-                "mass_matrix_derivative": Mdot,
-                "coriolis_force": Cqd,
-                "coriolis_transpose_force": CTqd,
-                "gravity_force": dyn.gravity(q),
-                "momentum": p,
-            }
+            library = library_terms(dyn, q, qd)
             pin = ref.evaluate(names, q, qd)
             for key, expected in library.items():
                 got = np.asarray(getattr(r, key))
