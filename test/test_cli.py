@@ -186,14 +186,14 @@ def test_compute_bad_state_exits_2(ur5, args, needle):
 
 
 def test_compute_bad_urdf_exits_2(tmp_path):
-    bad = tmp_path / "floating.urdf"
+    bad = tmp_path / "spherical.urdf"
     bad.write_text(
         '<robot name="r"><link name="a"/><link name="b"/>'
-        '<joint name="free" type="floating"><parent link="a"/><child link="b"/></joint></robot>'
+        '<joint name="ball" type="spherical"><parent link="a"/><child link="b"/></joint></robot>'
     )
     r = run_cli("compute", str(bad))
     assert r.returncode == 2
-    assert "floating" in r.stderr and "Traceback" not in r.stderr
+    assert "spherical" in r.stderr and "Traceback" not in r.stderr
     r = run_cli("compute", str(tmp_path / "missing.urdf"))
     assert r.returncode == 2 and "missing.urdf" in r.stderr and "Traceback" not in r.stderr
 

@@ -164,13 +164,20 @@ def test_duplicate_joint_name():
     expect_error(urdf, "j1", r"duplicate|twice|unique")
 
 
-@pytest.mark.parametrize("jtype", ["floating", "planar"])
-def test_unsupported_joint_type(jtype):
-    expect_error(two_link(jtype=jtype), "j2", jtype)
+def test_unknown_joint_type():
+    expect_error(two_link(jtype="spherical"), "j2", "spherical")
 
 
-def test_real_robot_made_floating_is_rejected():
-    """A real robot (Go2) given a floating base joint in its URDF is rejected, naming the type."""
+@pytest.mark.parametrize("jtype,nq,nv", [("floating", 8, 7), ("planar", 4, 4)])
+def test_multi_dof_joint_in_the_tree_loads(jtype, nq, nv):
+    """floating and planar joints anywhere in the tree are supported (6 and 3 velocity DoF)."""
+    dyn = Dynamics.from_urdf(two_link(jtype=jtype))
+    assert (dyn.nq, dyn.nv) == (nq, nv)
+    assert dyn.joint_names[0] == "j1" and dyn.joint_names[1].startswith("j2/")
+
+
+def test_root_joint_on_a_urdf_that_already_floats_is_rejected():
+    """Go2 given a floating base joint in its URDF: root_joint would float it a second time."""
     text = Path(erd_urdf("go2")).read_text()
     root = re.search(r'<link\s+name="([^"]+)"', text).group(1)
     floating = (
@@ -178,7 +185,24 @@ def test_real_robot_made_floating_is_rejected():
         f'<parent link="world"/><child link="{root}"/></joint>\n'
     )
     text = text.replace("</robot>", floating + "</robot>")
-    expect_error(text, "floating_base", "floating")
+    assert Dynamics.from_urdf(text).nv == Dynamics.from_urdf(erd_urdf("go2")).nv + 6
+    for root_joint in ("floating", "planar"):
+        with pytest.raises(URDFError, match="floating_base.*second one"):
+            Dynamics.from_urdf(text, root_joint=root_joint)
+
+
+@pytest.mark.parametrize("bad", ["free", "", None, "Floating"])
+def test_unknown_root_joint_is_rejected(bad):
+    with pytest.raises(ValueError, match="root_joint must be one of fixed, floating, planar"):
+        Dynamics.from_urdf(two_link(), root_joint=bad)
+
+
+def test_root_joint_name_taken_is_rejected():
+    urdf = robot(link("base"), link("l1"), joint("root_joint", "base", "l1"))
+    assert Dynamics.from_urdf(urdf).joint_names == ("root_joint",)
+    expect_error_kw = "root_joint"
+    with pytest.raises(URDFError, match=expect_error_kw):
+        Dynamics.from_urdf(urdf, root_joint="floating")
 
 
 def test_negative_mass():

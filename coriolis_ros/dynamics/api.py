@@ -17,16 +17,21 @@ from .kernels.kinematics import (
     BAD_Q,
     BAD_QD,
     BAD_QDD,
+    BAD_QUATERNION,
     MAX_ABS,
+    MIN_QUATERNION_NORM,
     OVERLAP,
     SIZE_OUT,
     SIZE_Q,
     SIZE_QD,
     SIZE_QDD,
+    check_position,
 )
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
 from .kernels.spatial import WS_WIDTH
+from .configuration import integrate as _integrate
+from .configuration import neutral as _neutral
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
 
@@ -37,7 +42,10 @@ _NAMES = ("q", "qd", "qdd")
 class Dynamics:
     """Rigid-body dynamics of one robot: M, Mdot, C (Algorithm 1), Gamma (Algorithm 2), g, RNEA.
 
-    Joint-space quantities follow :attr:`joint_names`.  Every method validates its
+    Joint-space quantities follow :attr:`joint_names` (nv velocity DoF), configurations
+    :attr:`position_names` (nq coordinates; nq = nv without a free flyer, whose
+    orientation is a quaternion: see :mod:`coriolis_ros.dynamics.model` for the
+    conventions).  Every method validates its
     inputs (shape, finite values: ``ValueError`` naming the problem) and returns
     new arrays that belong to the caller; pass ``out=`` (arrays in the order the
     method returns them: float64, C-contiguous, the right shape) to have them
@@ -55,16 +63,25 @@ class Dynamics:
         self._mf = model.mf
         self._gravity = model.gravity
         self._ws = np.zeros((max(n, 1), WS_WIDTH))
+        self._qvec = (model.nq,)
         self._vec = (n,)
         self._mat = (n, n)
         self._ten = (n, n, n)
 
     @classmethod
     def from_urdf(
-        cls, urdf: str | os.PathLike, gravity: Sequence[float] = DEFAULT_GRAVITY
+        cls,
+        urdf: str | os.PathLike,
+        gravity: Sequence[float] = DEFAULT_GRAVITY,
+        root_joint: str = "fixed",
     ) -> Dynamics:
-        """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable."""
-        return cls(model_from_urdf(urdf, gravity))
+        """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
+
+        ``root_joint`` attaches the URDF's root link to the world: ``"fixed"`` (welded),
+        ``"floating"`` (a free flyer, for legged robots and humanoids) or ``"planar"``
+        (moving in the world's x-y plane).  Its coordinates come first in q and v.
+        """
+        return cls(model_from_urdf(urdf, gravity, root_joint))
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace."""
@@ -81,8 +98,47 @@ class Dynamics:
         return self.model.joint_names
 
     @property
+    def position_names(self) -> tuple[str, ...]:
+        """The nq names of the configuration coordinates, the order of q."""
+        return self.model.position_names
+
+    @property
     def nv(self) -> int:
         return self.model.nv
+
+    @property
+    def nq(self) -> int:
+        return self.model.nq
+
+    @property
+    def root_joint(self) -> str:
+        """How the URDF's root link is attached to the world: fixed, floating or planar."""
+        return self.model.root_joint
+
+    @property
+    def root_link(self) -> str:
+        return self.model.root_link
+
+    def neutral(self) -> np.ndarray:
+        """The neutral configuration: zero joints, identity quaternions."""
+        return _neutral(self.model)
+
+    def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
+        """q (+) v dt on the configuration manifold (a new array of nq entries).
+
+        A free flyer moves along the screw exp(v dt) of its body-frame twist, a
+        planar joint along the planar one; other joints add v dt.  The quaternion
+        is normalized first.
+        """
+        q = self._coerce(q, 0)
+        v = self._coerce(v, 1)
+        status = _K.check_position(self._mf, self._ws, q)
+        if status:
+            self._fail(status, (q, v), ())
+        dt = float(dt)
+        if not np.isfinite(dt):
+            raise ValueError(f"dt must be finite, got {dt}")
+        return _integrate(self.model, q, v, dt)
 
     @property
     def tree_depth(self) -> int:
@@ -94,7 +150,8 @@ class Dynamics:
         return self.model.gravity.copy()
 
     def __repr__(self) -> str:
-        return f"Dynamics({self.name!r}, nv={self.nv}, tree_depth={self.tree_depth})"
+        nq = f", nq={self.nq}" if self.nq != self.nv else ""
+        return f"Dynamics({self.name!r}{nq}, nv={self.nv}, tree_depth={self.tree_depth})"
 
     # ------------------------------------------------------------------ algorithms
 
@@ -183,13 +240,14 @@ class Dynamics:
 
     def warmup(self) -> None:
         """Compile, or load from Numba's on-disk cache, every kernel, so no later call compiles."""
-        q = np.zeros(self.nv)
-        self.coriolis(q, q)
+        q = self.neutral()
+        v = np.zeros(self.nv)
+        self.coriolis(q, v)
         self.christoffel(q)
         self.mass_matrix(q)
         self.gravity(q)
-        self.inverse_dynamics(q, q, q)
-        self.coriolis_vectors(q, q)
+        self.inverse_dynamics(q, v, v)
+        self.coriolis_vectors(q, v)
 
     # ------------------------------------------------------------------ validation
     #
@@ -217,11 +275,12 @@ class Dynamics:
         try:
             arr = np.array(x, dtype=np.float64, copy=True)
         except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{_NAMES[which]} must be a sequence of {self.nv} numbers: {exc}"
-            ) from None
-        if arr.shape != self._vec:
-            raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {arr.shape}")
+            size = self.nq if which == 0 else self.nv
+            what = f"{_NAMES[which]} must be a sequence of {size} numbers"
+            raise ValueError(f"{what}: {exc}") from None
+        expected = self._qvec if which == 0 else self._vec
+        if arr.shape != expected:
+            raise ValueError(f"{_NAMES[which]} must have shape ({expected[0]},), got {arr.shape}")
         return arr
 
     def _fail(self, status: int, inputs: tuple, out: tuple) -> None:
@@ -229,10 +288,15 @@ class Dynamics:
             raise ValueError(
                 f"{_NAMES[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
             )
+        if status == BAD_QUATERNION:
+            raise ValueError(
+                f"q has a zero quaternion (norm below {MIN_QUATERNION_NORM:g}) for a floating joint"
+            )
         if status in (SIZE_Q, SIZE_QD, SIZE_QDD):
             which = status - SIZE_Q
             got = np.shape(inputs[which])
-            raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {got}")
+            size = self.nq if which == 0 else self.nv
+            raise ValueError(f"{_NAMES[which]} must have shape ({size},), got {got}")
         if status == OVERLAP:
             raise ValueError("out arrays must not share memory")
         if status == SIZE_OUT:
@@ -254,6 +318,7 @@ _SIGNATURES = {
     "gravity": (_generalized_gravity, (_RF2, _RF1, _F1, _F2, _F1)),
     "inverse_dynamics": (_inverse_dynamics, (_RF2, _RF1, _F1, _F1, _F1, _F2, _F1)),
     "coriolis_vectors": (_coriolis_vectors, (_RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
+    "check_position": (check_position, (_RF2, _F2, _F1)),
 }
 
 

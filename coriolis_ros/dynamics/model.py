@@ -1,18 +1,33 @@
 """The immutable rigid-body tree the kernels read.
 
-A :class:`Model` holds one body per degree of freedom, in topological order
-(``parent[i] < i``; ``-1`` is the fixed base).  Every body frame is chosen so
-that its joint axis is the local z axis, which makes the joint transform a
-plain rotation about (or translation along) z.  The kernels read one packed
-array, bound once, and the gravity vector:
+A :class:`Model` holds one row per velocity degree of freedom, in topological
+order (``parent[i] < i``; ``-1`` is the world).  A single-DoF joint (revolute,
+prismatic) is one row, its body frame chosen so that the joint axis is the local
+z axis, which makes the joint transform a plain rotation about (or translation
+along) z.  A multi-DoF joint (a free flyer, 6 rows; planar, 3 rows) occupies
+consecutive rows, each the parent of the next, all on the same body frame: row
+``r`` carries the r-th column of the joint's motion subspace Phi (body-fixed),
+and only the last row carries the body's inertia and is the parent of the
+body's children.  The kernels treat the rows as a chain of single-DoF joints
+whose Phidot is the body's v x Phi (see ``kernels/kinematics.py``).  They read
+one packed array, bound once, and the gravity vector:
 
 ``mf`` (float64, shape (n, MF_WIDTH))
     per body: the tree transform from the parent body frame to this body's
     joint frame at q = 0 (rotation, row-major, then translation), the mass, the
     centre of mass and the 3x3 rotational inertia about the centre of mass, all
-    in the body frame; then the parent body index (-1: the base) and the joint
-    type (:data:`REVOLUTE` or :data:`PRISMATIC`), stored as floats so that one
-    array carries the whole model.
+    in the body frame; then the parent row (-1: the world), the joint type
+    (:data:`REVOLUTE`, :data:`PRISMATIC`, :data:`FREE`, :data:`PLANAR`), the
+    index in q of the joint's first coordinate and the row's index within its
+    joint, stored as floats so that one array carries the whole model.
+
+Configurations: a revolute or prismatic joint has one coordinate (the angle or
+the displacement); a free flyer has 7, (x, y, z, qx, qy, qz, qw), the position
+of the child frame in the parent's joint frame and a unit quaternion, with
+velocities (linear velocity of the child frame's origin, angular velocity), both
+in the child frame; a planar joint has 3, (x, y, theta) in the plane normal to
+its axis, with velocities (vx, vy, omega) in the child frame (Pinocchio's
+conventions, except that Pinocchio stores a planar angle as cos, sin).
 """
 
 from __future__ import annotations
@@ -23,6 +38,12 @@ import numpy as np
 
 REVOLUTE = 0
 PRISMATIC = 1
+FREE = 2  # 6 rows: linear x, y, z, then angular x, y, z, in the child frame
+PLANAR = 3  # 3 rows: linear x, y, then angular z, in the child frame
+
+# Velocity DoF and configuration size of each joint type.
+JOINT_NV = {REVOLUTE: 1, PRISMATIC: 1, FREE: 6, PLANAR: 3}
+JOINT_NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3}
 
 # Column layout of ``mf``.
 MF_R = 0  # 9: rotation parent body -> joint frame, row-major
@@ -32,20 +53,24 @@ MF_C = 13  # 3: centre of mass in the body frame
 MF_I = 16  # 9: rotational inertia about the centre of mass, body frame, row-major
 MF_PARENT = 25  # 1: parent body index
 MF_TYPE = 26  # 1: joint type
-MF_WIDTH = 27
+MF_Q = 27  # 1: index in q of the joint's first coordinate
+MF_SUB = 28  # 1: index of this row within its joint (0 for single-DoF joints)
+MF_WIDTH = 29
 
 
 @dataclass(frozen=True)
 class Model:
-    """A kinematic tree with single-DoF joints, built once and never mutated."""
+    """A kinematic tree, built once and never mutated."""
 
     name: str
-    joint_names: tuple[str, ...]
-    joint_types: tuple[str, ...]  # URDF type of each DoF: revolute, continuous, prismatic
-    body_links: tuple[str, ...]  # the URDF link each body frame is attached to
+    joint_names: tuple[str, ...]  # nv names, the order of v (one per row)
+    joint_types: tuple[str, ...]  # URDF type of each row: revolute, continuous, prismatic, ...
+    body_links: tuple[str, ...]  # the URDF link each row's body frame is attached to
     root_link: str
     mf: np.ndarray
     gravity: np.ndarray  # (3,), world frame, m/s^2
+    position_names: tuple[str, ...] = ()  # nq names, the order of q (joint_names if empty)
+    root_joint: str = "fixed"  # how the root link is attached: fixed, floating or planar
 
     def __post_init__(self):
         for array in (self.mf, self.gravity):
@@ -56,18 +81,32 @@ class Model:
         return len(self.joint_names)
 
     @property
+    def nq(self) -> int:
+        return len(self.position_names) if self.position_names else self.nv
+
+    @property
     def parent(self) -> np.ndarray:
         return self.mf[:, MF_PARENT].astype(np.int64)
 
     @property
     def tree_depth(self) -> int:
-        """Largest number of DoF joints on a path from the base to a leaf."""
+        """Largest number of velocity DoF on a path from the world to a leaf."""
         depth = np.zeros(self.nv, dtype=np.int64)
         for i, p in enumerate(self.parent):
             depth[i] = 1 if p < 0 else depth[p] + 1
         return int(depth.max(initial=0))
 
+    def joints(self) -> list[tuple[int, int, int, int]]:
+        """(type, first row, number of rows, first index in q) of every joint, in row order."""
+        out = []
+        i = 0
+        while i < self.nv:
+            kind = int(self.mf[i, MF_TYPE])
+            out.append((kind, i, JOINT_NV[kind], int(self.mf[i, MF_Q])))
+            i += JOINT_NV[kind]
+        return out
+
     @property
     def total_mass(self) -> float:
-        """Mass of the moving bodies (links fixed to the base are not counted)."""
+        """Mass of the moving bodies (links fixed to the world are not counted)."""
         return float(self.mf[:, MF_M].sum())

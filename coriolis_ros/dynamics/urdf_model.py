@@ -2,9 +2,21 @@
 
 Fixed joints are merged into the body of their parent; links without
 ``<inertial>`` are massless.  revolute, continuous (the angle itself) and
-prismatic joints become one degree of freedom each, in depth-first order of the
-URDF's joints.  ``<mimic>`` is ignored: mimic joints are independent DoF.
-Everything else is rejected with a :class:`URDFError` that names the problem.
+prismatic joints become one degree of freedom each, floating joints six and
+planar joints three, in depth-first order of the URDF's joints.  The root link is
+welded to the world unless ``root_joint`` attaches it by a free-flyer
+(``"floating"``) or a planar joint in the world's x-y plane (``"planar"``), named
+``root_joint``; its coordinates then come first.  ``<mimic>`` is ignored: mimic
+joints are independent DoF.  Everything else is rejected with a
+:class:`URDFError` that names the problem.
+
+Names: ``joint_names`` has one entry per velocity DoF and ``position_names`` one
+per configuration coordinate.  A single-DoF joint is named as in the URDF in
+both; a multi-DoF joint ``J`` contributes ``J/linear_x``, ``J/linear_y``,
+``J/linear_z``, ``J/angular_x``, ``J/angular_y``, ``J/angular_z`` (velocities,
+child frame) and ``J/x``, ``J/y``, ``J/z``, ``J/qx``, ``J/qy``, ``J/qz``, ``J/qw``
+(configuration) for a free flyer; ``J/linear_x``, ``J/linear_y``,
+``J/angular_z`` and ``J/x``, ``J/y``, ``J/theta`` for a planar joint.
 """
 
 from __future__ import annotations
@@ -17,31 +29,56 @@ from collections.abc import Sequence
 import numpy as np
 
 from .model import (
+    FREE,
     MF_C,
     MF_I,
     MF_M,
     MF_PARENT,
+    MF_Q,
     MF_R,
+    MF_SUB,
     MF_T,
     MF_TYPE,
     MF_WIDTH,
+    PLANAR,
     PRISMATIC,
     REVOLUTE,
     Model,
 )
 
-SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+ROOT_JOINTS = ("fixed", "floating", "planar")
+ROOT_JOINT_NAME = "root_joint"
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+_KIND = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
+         "floating": FREE, "planar": PLANAR}  # fmt: skip
+# Per-row velocity and per-coordinate configuration name suffixes of the multi-DoF joints.
+_V_SUFFIXES = {
+    FREE: ("linear_x", "linear_y", "linear_z", "angular_x", "angular_y", "angular_z"),
+    PLANAR: ("linear_x", "linear_y", "angular_z"),
+}
+_Q_SUFFIXES = {FREE: ("x", "y", "z", "qx", "qy", "qz", "qw"), PLANAR: ("x", "y", "theta")}
 
 
 class URDFError(ValueError):
     """The URDF cannot be turned into a model; the message says why."""
 
 
-def model_from_urdf(urdf: str | os.PathLike, gravity: Sequence[float] = DEFAULT_GRAVITY) -> Model:
-    """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`."""
+def model_from_urdf(
+    urdf: str | os.PathLike,
+    gravity: Sequence[float] = DEFAULT_GRAVITY,
+    root_joint: str = "fixed",
+) -> Model:
+    """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`.
+
+    ``root_joint``: ``"fixed"`` (the root link is welded to the world),
+    ``"floating"`` (a free-flyer) or ``"planar"`` (world x-y plane).
+    """
+    if root_joint not in ROOT_JOINTS:
+        raise ValueError(f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {root_joint!r}")
     robot = _parse(_read(urdf))
-    return _build(robot, _check_gravity(gravity))
+    return _build(robot, _check_gravity(gravity), root_joint)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -263,7 +300,45 @@ class _BodyInertia:
 # ----------------------------------------------------------------------------- tree
 
 
-def _build(robot, gravity: np.ndarray) -> Model:
+class _Rows:
+    """The model's rows as they are laid out: one per velocity DoF."""
+
+    def __init__(self):
+        self.names, self.types, self.body_links, self.parents = [], [], [], []
+        self.kinds, self.trees, self.q_index, self.sub = [], [], [], []
+        self.position_names: list[str] = []
+
+    def add_joint(self, name: str, urdf_type: str, child: str, parent_row: int, tree) -> int:
+        """Append the rows of one joint; returns the row that carries the child body."""
+        kind = _KIND[urdf_type]
+        first_q = len(self.position_names)
+        if kind in _V_SUFFIXES:
+            v_names = [f"{name}/{suffix}" for suffix in _V_SUFFIXES[kind]]
+            self.position_names.extend(f"{name}/{suffix}" for suffix in _Q_SUFFIXES[kind])
+        else:
+            v_names = [name]
+            self.position_names.append(name)
+        for sub, v_name in enumerate(v_names):
+            self.parents.append(parent_row if sub == 0 else len(self.names) - 1)
+            self.names.append(v_name)
+            self.types.append(urdf_type)
+            self.body_links.append(child)
+            self.kinds.append(kind)
+            self.trees.append(tree)
+            self.q_index.append(first_q)
+            self.sub.append(sub)
+        return len(self.names) - 1
+
+
+def _joint_axis(joint) -> np.ndarray:
+    axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
+    norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
+    if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
+        raise URDFError(f"joint '{joint.name}' has an invalid axis {axis}")
+    return axis / norm
+
+
+def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
     links = {link.name: link for link in robot.links}
     children: dict[str, list] = {}
     parent_joint: dict[str, str] = {}
@@ -294,9 +369,23 @@ def _build(robot, gravity: np.ndarray) -> Model:
     root = roots[0]
 
     identity = (np.eye(3), np.zeros(3))
-    owner = {root: -1}  # link -> body index (-1: the fixed base)
+    rows = _Rows()
+    owner = {root: -1}  # link -> row carrying its body (-1: the world)
     in_body = {root: identity}  # link -> pose of the link frame in its body frame
-    names, types, body_links, parents, kinds, trees = [], [], [], [], [], []
+    if root_joint != "fixed":
+        for joint in children.get(root, []):
+            if joint.type in ("floating", "planar"):
+                raise URDFError(
+                    f"joint '{joint.name}' already makes the root link '{root}' {joint.type}: "
+                    f"root_joint='{root_joint}' would add a second one (use root_joint='fixed')"
+                )
+        if ROOT_JOINT_NAME in parent_joint.values():
+            raise URDFError(
+                f"the URDF has a joint named '{ROOT_JOINT_NAME}', the name of the "
+                f"root_joint='{root_joint}' joint; rename it"
+            )
+        # a planar root moves in the world's x-y plane: its axis is z, no alignment needed
+        owner[root] = rows.add_joint(ROOT_JOINT_NAME, root_joint, root, -1, identity)
     stack = list(reversed(children.get(root, [])))
     while stack:  # depth-first pre-order over joints; siblings in document order
         joint = stack.pop()
@@ -308,19 +397,14 @@ def _build(robot, gravity: np.ndarray) -> Model:
             owner[joint.child] = owner[link_name]
             in_body[joint.child] = joint_pose
             continue
-        axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
-        norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
-        if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
-            raise URDFError(f"joint '{joint.name}' has an invalid axis {axis}")
-        align = align_z(axis / norm)
-        trees.append(_compose(joint_pose, (align, np.zeros(3))))
-        owner[joint.child] = len(names)
+        # a free flyer's frame is the joint frame itself (its velocities are expressed
+        # there); the other joints' frames are turned so that their axis is z
+        align = np.eye(3) if joint.type == "floating" else align_z(_joint_axis(joint))
+        tree = _compose(joint_pose, (align, np.zeros(3)))
+        owner[joint.child] = rows.add_joint(
+            joint.name, joint.type, joint.child, owner[link_name], tree
+        )
         in_body[joint.child] = (align.T, np.zeros(3))
-        names.append(joint.name)
-        types.append(joint.type)
-        body_links.append(joint.child)
-        parents.append(owner[link_name])
-        kinds.append(PRISMATIC if joint.type == "prismatic" else REVOLUTE)
 
     unreachable = sorted(set(links) - set(owner))
     if unreachable:
@@ -328,10 +412,11 @@ def _build(robot, gravity: np.ndarray) -> Model:
             f"links not connected to the root '{root}' (a cycle?): {', '.join(unreachable)}"
         )
 
-    n = len(names)
+    n = len(rows.names)
     if n == 0:
         raise URDFError(
-            "the robot has no revolute, continuous or prismatic joint: no dynamics to compute"
+            "the robot has no revolute, continuous, prismatic, planar or floating joint: "
+            "no dynamics to compute"
         )
     bodies = [_BodyInertia() for _ in range(n)]
     for link_name, link in links.items():
@@ -344,21 +429,25 @@ def _build(robot, gravity: np.ndarray) -> Model:
         bodies[body].add(mass, rot @ com + trans, rot @ inertia @ rot.T)
 
     mf = np.zeros((n, MF_WIDTH))
-    for i, ((rot, trans), body) in enumerate(zip(trees, bodies, strict=True)):
+    for i, ((rot, trans), body) in enumerate(zip(rows.trees, bodies, strict=True)):
         mass, com, inertia = body.about_com()
         mf[i, MF_R : MF_R + 9] = rot.reshape(-1)
         mf[i, MF_T : MF_T + 3] = trans
         mf[i, MF_M] = mass
         mf[i, MF_C : MF_C + 3] = com
         mf[i, MF_I : MF_I + 9] = inertia.reshape(-1)
-        mf[i, MF_PARENT] = parents[i]
-        mf[i, MF_TYPE] = kinds[i]
+        mf[i, MF_PARENT] = rows.parents[i]
+        mf[i, MF_TYPE] = rows.kinds[i]
+        mf[i, MF_Q] = rows.q_index[i]
+        mf[i, MF_SUB] = rows.sub[i]
     return Model(
         name=robot.name or "robot",
-        joint_names=tuple(names),
-        joint_types=tuple(types),
-        body_links=tuple(body_links),
+        joint_names=tuple(rows.names),
+        joint_types=tuple(rows.types),
+        body_links=tuple(rows.body_links),
         root_link=root,
         mf=mf,
         gravity=gravity,
+        position_names=tuple(rows.position_names),
+        root_joint=root_joint,
     )

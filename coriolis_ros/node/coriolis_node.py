@@ -378,6 +378,15 @@ class CoriolisNode(Node):
         except URDFError as exc:
             self._report_bad_description(source, str(exc))
             return
+        types = zip(dyn.joint_names, dyn.model.joint_types, strict=True)
+        multi_dof = sorted({n.rsplit("/", 1)[0] for n, t in types if t in ("floating", "planar")})
+        if multi_dof:
+            self._report_bad_description(
+                source,
+                f"joint(s) {', '.join(repr(n) for n in multi_dof)} are floating or planar: the "
+                "node reads single-DoF joints from joint_states only",
+            )
+            return
         if self._stop.is_set():
             return
         service_dyn = dyn.clone()  # own workspace: services never touch the tick's instance

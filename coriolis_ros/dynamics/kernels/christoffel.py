@@ -8,10 +8,44 @@ With Btilde = B(Phi_k, IC_k) = [[P, 0], [-(L x), 0]] and IC_k Phi_k = (n, L),
     D = (IC_k Phi_k xbar*) - Btilde = [[-(n x) - P, -(L x)], [0, 0]],
 
 so F2 and F3 have a zero bottom half (line 9).
+
+Multi-DoF joints and generalized speeds
+---------------------------------------
+A free flyer or planar joint is a run of rows r (one per velocity DoF) whose
+columns Phi_r are fixed in the child body J, so Phidot_r = v_J x Phi_r with the
+body's whole velocity v_J = v_parent + sum_{s in J} Phi_s qd_s
+(:mod:`.kinematics`).  To Algorithm 1 the run is a serial chain of single-DoF
+rows, massless but for the last, so the composites IC_r and BC_r of every row of
+J equal the body's; its formulas C_ij = Phi_i . F1_j (i an ancestor row of j, or
+i = j) and C_ji = Phidot_i . F2_j + Phi_i . F3_j (i a strict ancestor) are the
+block formulas of the journal version's Section 3 once Phidot is the body's.
+
+Differentiating C with respect to qd_k, with Phi and IC fixed, the only place
+where this differs from the chain of single-DoF joints Algorithm 2 assumes is
+d Phidot_r / d qd_k = Phi_k x Phi_r: the chain has it for rows k up to r, the
+body also for the later rows k of r's own joint.  The B(., IC) terms are the
+chain's: for a later row k of J, B(Phi_k, IC_k) = B(Phi_k, IC_J).  So
+
+    Gamma = Gamma_chain (lines 1-22 unchanged) + Delta, where, for every later
+    row k of the joint of row j (k > j, same joint),
+
+    (1) Delta[i, j, k] = Phi_i . IC_j (Phi_k x Phi_j)   for i = j and every ancestor row i of j,
+
+    and, for every row j, every strict ancestor row i of j and every later row k
+    of i's joint,
+
+    (2) Delta[j, i, k] = (Phi_k x Phi_i) . IC_j Phi_j.
+
+(1) comes from C_ij's F1_j = IC_j Phidot_j + ..., (2) from C_ji's Phidot_i . F2_j.
+Their cost is O(N d n_J^2) for joints of n_J <= 6 rows, so the sweep keeps its
+O(N d^2).  With generalized speeds (the free flyer's angular velocity is not the
+derivative of any coordinate) Gamma[i, j, k] != Gamma[i, k, j] in general; C =
+sum_k Gamma[:, :, k] qd_k and Gamma_ijk + Gamma_jik = the derivative of M_ij
+along Phi_k still hold, and for single-DoF joints Delta is zero.
 """
 
-from ..model import MF_PARENT
-from .kinematics import check_inputs, SIZE_OUT, forward_positions
+from ..model import FREE, MF_PARENT, MF_SUB, MF_TYPE
+from .kinematics import check_position, SIZE_OUT, forward_positions
 from .spatial import (
     WS_IC,
     WS_S,
@@ -21,6 +55,7 @@ from .spatial import (
     dot3,
     dot6,
     inertia_times,
+    kernel,
     long_kernel,
 )
 
@@ -29,7 +64,7 @@ from .spatial import (
 def christoffel(mf, q, ws, Gamma):
     """Fill Gamma (n, n, n); returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    status = check_inputs(mf, ws, q, q, q)
+    status = check_position(mf, ws, q)
     if status:
         return status
     if Gamma.shape[0] != n or Gamma.shape[1] != n or Gamma.shape[2] != n:
@@ -80,4 +115,52 @@ def christoffel(mf, q, ws, Gamma):
         b = int(mf[k, MF_PARENT])
         if b >= 0:  # line 22
             add_rows(ws, b, k, WS_IC, 10)
+    multi_dof_terms(mf, ws, Gamma)
     return 0
+
+
+@kernel
+def joint_end(mf, i):
+    """One past the last row of row i's joint."""
+    kind = mf[i, MF_TYPE]
+    if kind < FREE:
+        return i + 1
+    return i - int(mf[i, MF_SUB]) + (6 if kind == FREE else 3)
+
+
+@kernel
+def phi_cross(ws, k, j):
+    """Phi_k x Phi_j, the motion cross product (w, u) x (a, b) = (w x a, w x b + u x a)."""
+    kw0, kw1, kw2 = ws[k, WS_S], ws[k, WS_S + 1], ws[k, WS_S + 2]
+    jw0, jw1, jw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
+    a0, a1, a2 = cross(kw0, kw1, kw2, jw0, jw1, jw2)
+    b0, b1, b2 = cross(kw0, kw1, kw2, ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5])
+    c0, c1, c2 = cross(ws[k, WS_S + 3], ws[k, WS_S + 4], ws[k, WS_S + 5], jw0, jw1, jw2)
+    return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
+
+
+@kernel
+def multi_dof_terms(mf, ws, Gamma):
+    """Add Delta (module docstring, (1) and (2)); IC holds every row's composite inertia."""
+    n = mf.shape[0]
+    for j in range(n):
+        # (2): Phidot_i . F2_j, F2_j = IC_j Phi_j, for later rows k of a strict ancestor i
+        f0, f1, f2, f3, f4, f5 = inertia_times(
+            ws, j, WS_IC,
+            ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2],
+            ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5],
+        )  # fmt: skip
+        i = int(mf[j, MF_PARENT])
+        while i >= 0:
+            for k in range(i + 1, joint_end(mf, i)):
+                x0, x1, x2, x3, x4, x5 = phi_cross(ws, k, i)
+                Gamma[j, i, k] += x0 * f0 + x1 * f1 + x2 * f2 + x3 * f3 + x4 * f4 + x5 * f5
+            i = int(mf[i, MF_PARENT])
+        # (1): Phi_i . IC_j (Phi_k x Phi_j) for later rows k of j's own joint
+        for k in range(j + 1, joint_end(mf, j)):
+            x0, x1, x2, x3, x4, x5 = phi_cross(ws, k, j)
+            w0, w1, w2, w3, w4, w5 = inertia_times(ws, j, WS_IC, x0, x1, x2, x3, x4, x5)
+            i = j
+            while i >= 0:
+                Gamma[i, j, k] += dot6(ws, i, WS_S, w0, w1, w2, w3, w4, w5)
+                i = int(mf[i, MF_PARENT])

@@ -5,7 +5,7 @@ M_ij = Phi_i . IC_j Phi_j for every ancestor i of j (Featherstone, RBDA ch. 6).
 
 from ..model import MF_PARENT
 from .kinematics import (
-    check_inputs,
+    check_position,
     SIZE_OUT,
     forward_positions,
     square_ok,
@@ -17,7 +17,7 @@ from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, long_kernel
 def mass_matrix(mf, q, ws, M):
     """Fill M; returns 0 or a status code (kinematics.BAD_*, SIZE_*)."""
     n = mf.shape[0]
-    status = check_inputs(mf, ws, q, q, q)
+    status = check_position(mf, ws, q)
     if status:
         return status
     if not square_ok(n, M):

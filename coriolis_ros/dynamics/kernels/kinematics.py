@@ -1,8 +1,35 @@
-"""Forward kinematics in world coordinates: poses, joint subspaces Phi, inertias, velocities."""
+"""Forward kinematics in world coordinates: poses, joint subspaces Phi, inertias, velocities.
+
+Multi-DoF joints (free flyer, planar) occupy consecutive rows of the model, each
+row one column of the joint's motion subspace Phi, fixed in the child body (the
+velocities are expressed in the child frame, Pinocchio's convention).  The
+joint's first row places and moves all of its rows at once; the later rows'
+calls are no-ops.  Every row of the joint carries the body's pose and velocity
+v, and Phidot_r = v x Phi_r with the body's whole v (Echeandia & Wensing, journal
+version, Section 3: Phi_i in R^{6 x n_i} with Phidot_i = v_i x Phi_i for a
+body-fixed subspace).  Seen by the sweeps, such a joint is a chain of
+instantaneous single-DoF joints, massless but for the last, whose composite
+inertias all equal the body's; only Phidot differs from that chain's, and the
+sweeps read it from the workspace.
+"""
 
 import math
 
-from ..model import MF_C, MF_I, MF_M, MF_PARENT, MF_R, MF_T, MF_TYPE, MF_WIDTH, PRISMATIC
+from ..model import (
+    FREE,
+    MF_C,
+    MF_I,
+    MF_M,
+    MF_PARENT,
+    MF_Q,
+    MF_R,
+    MF_SUB,
+    MF_T,
+    MF_TYPE,
+    MF_WIDTH,
+    PLANAR,
+    PRISMATIC,
+)
 from .spatial import (
     WS_A,
     WS_F,
@@ -25,8 +52,12 @@ from .spatial import (
 # q) overflow to inf/NaN near 1e154, and no joint moves 1e50 rad/s.
 MAX_ABS = 1e50
 
+# A free flyer's quaternion is normalized before use; one shorter than this is rejected.
+MIN_QUATERNION_NORM = 1e-10
+
 # Status codes the kernels return (0: success); the API turns them into ValueErrors.
 BAD_Q, BAD_QD, BAD_QDD = 1, 2, 3  # a NaN or infinite entry
+BAD_QUATERNION = 4  # a free flyer's quaternion of (nearly) zero norm
 SIZE_Q, SIZE_QD, SIZE_QDD = 11, 12, 13  # wrong length
 SIZE_OUT = 20  # an output array of the wrong shape
 OVERLAP = 21  # output arrays sharing memory
@@ -34,28 +65,48 @@ SIZE_WS = 30  # a workspace that does not fit the model
 
 
 @kernel
-def vectors_ok(n, a, b, c):
-    """0 if q, qd, qdd have length n, else the SIZE_* code of the first that does not."""
-    if a.shape[0] != n:
+def config_size(mf):
+    """nq, the length of q: the last joint's first coordinate plus its size."""
+    n = mf.shape[0]
+    if n == 0:
+        return 0
+    kind = mf[n - 1, MF_TYPE]
+    size = 7 if kind == FREE else (3 if kind == PLANAR else 1)
+    return int(mf[n - 1, MF_Q]) + size
+
+
+@kernel
+def check_position(mf, ws, q):
+    """0, or the status code of the first problem with the workspace or q."""
+    if not model_ok(mf, ws):
+        return SIZE_WS
+    if q.shape[0] != config_size(mf):
         return SIZE_Q
-    if b.shape[0] != n:
-        return SIZE_QD
-    if c.shape[0] != n:
-        return SIZE_QDD
+    if not all_finite(q):
+        return BAD_Q
+    for i in range(mf.shape[0]):
+        if mf[i, MF_TYPE] == FREE and mf[i, MF_SUB] == 0:
+            k = int(mf[i, MF_Q]) + 3
+            norm2 = q[k] * q[k] + q[k + 1] * q[k + 1] + q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3]
+            if not norm2 >= MIN_QUATERNION_NORM * MIN_QUATERNION_NORM:
+                return BAD_QUATERNION
     return 0
 
 
 @kernel
 def check_inputs(mf, ws, q, qd, qdd):
-    """0, or the status code of the first problem with the workspace or the inputs."""
+    """0, or the status code of the first problem with the workspace or the inputs.
+
+    q has nq entries (:func:`config_size`), qd and qdd one per row.
+    """
     n = mf.shape[0]
-    if not model_ok(mf, ws):
-        return SIZE_WS
-    status = vectors_ok(n, q, qd, qdd)
+    status = check_position(mf, ws, q)
     if status:
         return status
-    if not all_finite(q):
-        return BAD_Q
+    if qd.shape[0] != n:
+        return SIZE_QD
+    if qdd.shape[0] != n:
+        return SIZE_QDD
     if not all_finite(qd):
         return BAD_QD
     if not all_finite(qdd):
@@ -93,22 +144,27 @@ def all_finite(x):
 
 @kernel
 def forward_positions(mf, q, ws):
-    """place_body for every body, base to tips."""
-    for i in range(q.shape[0]):
+    """place_body for every row, base to tips."""
+    for i in range(mf.shape[0]):
         place_body(mf, q, ws, i)
 
 
 @body_step
 def place_body(mf, q, ws, i):
-    """World pose, Phi and spatial inertia (into the IC slot) of body i, its parent placed.
+    """World pose, Phi and spatial inertia (into the IC slot) of row i, its parent placed.
 
-    Body i's frame is its joint frame (joint axis = local z) rotated by q_i about
-    z, or translated by q_i along z.  Phi_i in world coordinates is (a, p x a)
+    A single-DoF body's frame is its joint frame (joint axis = local z) rotated by
+    q about z, or translated by q along z.  Phi in world coordinates is (a, p x a)
     for a revolute joint with axis a through p, and (0, a) for a prismatic one.
+    A multi-DoF joint is placed whole by its first row (:func:`place_free`,
+    :func:`place_planar`).
     """
+    kind = mf[i, MF_TYPE]
+    if kind >= FREE and mf[i, MF_SUB] > 0:
+        return  # placed with its joint's first row
     b = int(mf[i, MF_PARENT])
     t0, t1, t2 = mf[i, MF_T], mf[i, MF_T + 1], mf[i, MF_T + 2]
-    if b < 0:  # the fixed base is the world frame
+    if b < 0:  # the world
         a00, a01, a02 = mf[i, MF_R], mf[i, MF_R + 1], mf[i, MF_R + 2]
         a10, a11, a12 = mf[i, MF_R + 3], mf[i, MF_R + 4], mf[i, MF_R + 5]
         a20, a21, a22 = mf[i, MF_R + 6], mf[i, MF_R + 7], mf[i, MF_R + 8]
@@ -132,21 +188,105 @@ def place_body(mf, q, ws, i):
         px = ws[b, WS_P] + r00 * t0 + r01 * t1 + r02 * t2
         py = ws[b, WS_P + 1] + r10 * t0 + r11 * t1 + r12 * t2
         pz = ws[b, WS_P + 2] + r20 * t0 + r21 * t1 + r22 * t2
-    qi = q[i]
-    if mf[i, MF_TYPE] == PRISMATIC:
+    iq = int(mf[i, MF_Q])
+    if kind == FREE:
+        place_free(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz)
+        return
+    if kind == PLANAR:
+        place_planar(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz)
+        return
+    qi = q[iq]
+    if kind == PRISMATIC:
         px += a02 * qi
         py += a12 * qi
         pz += a22 * qi
-        ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2] = 0.0, 0.0, 0.0
-        ws[i, WS_S + 3], ws[i, WS_S + 4], ws[i, WS_S + 5] = a02, a12, a22
+        set_prismatic_column(ws, i, a02, a12, a22)
     else:  # R = A Rz(q)
         c, s = math.cos(qi), math.sin(qi)
         a00, a01 = c * a00 + s * a01, c * a01 - s * a00
         a10, a11 = c * a10 + s * a11, c * a11 - s * a10
         a20, a21 = c * a20 + s * a21, c * a21 - s * a20
-        mx, my, mz = cross(px, py, pz, a02, a12, a22)
-        ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2] = a02, a12, a22
-        ws[i, WS_S + 3], ws[i, WS_S + 4], ws[i, WS_S + 5] = mx, my, mz
+        set_revolute_column(ws, i, px, py, pz, a02, a12, a22)
+    put_frame(mf, ws, i, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz)
+
+
+@body_step
+def set_revolute_column(ws, i, px, py, pz, ax, ay, az):
+    """Phi of row i: a rotation about the axis a through p, (a, p x a)."""
+    mx, my, mz = cross(px, py, pz, ax, ay, az)
+    ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2] = ax, ay, az
+    ws[i, WS_S + 3], ws[i, WS_S + 4], ws[i, WS_S + 5] = mx, my, mz
+
+
+@body_step
+def set_prismatic_column(ws, i, ax, ay, az):
+    """Phi of row i: a translation along a, (0, a)."""
+    ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2] = 0.0, 0.0, 0.0
+    ws[i, WS_S + 3], ws[i, WS_S + 4], ws[i, WS_S + 5] = ax, ay, az
+
+
+@body_step
+def place_free(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz):
+    """Rows i..i+5 of a free flyer whose joint frame is (A, p), at q[iq:iq+7].
+
+    The child frame is at p + A t with rotation A R(quaternion); Phi's columns are
+    the child frame's x, y, z translations, then its x, y, z rotations (about axes
+    through its origin): the velocities are expressed in the child frame.
+    """
+    tx, ty, tz = q[iq], q[iq + 1], q[iq + 2]
+    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    scale = 1.0 / math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x * scale, y * scale, z * scale, w * scale
+    q00, q01, q02 = 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)
+    q10, q11, q12 = 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)
+    q20, q21, q22 = 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)
+    r00 = a00 * q00 + a01 * q10 + a02 * q20
+    r01 = a00 * q01 + a01 * q11 + a02 * q21
+    r02 = a00 * q02 + a01 * q12 + a02 * q22
+    r10 = a10 * q00 + a11 * q10 + a12 * q20
+    r11 = a10 * q01 + a11 * q11 + a12 * q21
+    r12 = a10 * q02 + a11 * q12 + a12 * q22
+    r20 = a20 * q00 + a21 * q10 + a22 * q20
+    r21 = a20 * q01 + a21 * q11 + a22 * q21
+    r22 = a20 * q02 + a21 * q12 + a22 * q22
+    px += a00 * tx + a01 * ty + a02 * tz
+    py += a10 * tx + a11 * ty + a12 * tz
+    pz += a20 * tx + a21 * ty + a22 * tz
+    set_prismatic_column(ws, i, r00, r10, r20)
+    set_prismatic_column(ws, i + 1, r01, r11, r21)
+    set_prismatic_column(ws, i + 2, r02, r12, r22)
+    set_revolute_column(ws, i + 3, px, py, pz, r00, r10, r20)
+    set_revolute_column(ws, i + 4, px, py, pz, r01, r11, r21)
+    set_revolute_column(ws, i + 5, px, py, pz, r02, r12, r22)
+    for row in range(i, i + 6):
+        put_frame(mf, ws, row, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz)
+
+
+@body_step
+def place_planar(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz):
+    """Rows i..i+2 of a planar joint whose joint frame is (A, p), at q[iq:iq+3] = (x, y, theta).
+
+    The child frame is at p + A (x, y, 0) with rotation A Rz(theta); Phi's columns
+    are its x and y translations and its rotation about its z axis.
+    """
+    tx, ty, th = q[iq], q[iq + 1], q[iq + 2]
+    px += a00 * tx + a01 * ty
+    py += a10 * tx + a11 * ty
+    pz += a20 * tx + a21 * ty
+    c, s = math.cos(th), math.sin(th)
+    a00, a01 = c * a00 + s * a01, c * a01 - s * a00
+    a10, a11 = c * a10 + s * a11, c * a11 - s * a10
+    a20, a21 = c * a20 + s * a21, c * a21 - s * a20
+    set_prismatic_column(ws, i, a00, a10, a20)
+    set_prismatic_column(ws, i + 1, a01, a11, a21)
+    set_revolute_column(ws, i + 2, px, py, pz, a02, a12, a22)
+    for row in range(i, i + 3):
+        put_frame(mf, ws, row, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz)
+
+
+@body_step
+def put_frame(mf, ws, i, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz):
+    """Write row i's world pose (R = a, p) and its spatial inertia about the world origin."""
     ws[i, WS_R], ws[i, WS_R + 1], ws[i, WS_R + 2] = a00, a01, a02
     ws[i, WS_R + 3], ws[i, WS_R + 4], ws[i, WS_R + 5] = a10, a11, a12
     ws[i, WS_R + 6], ws[i, WS_R + 7], ws[i, WS_R + 8] = a20, a21, a22
@@ -183,7 +323,15 @@ def place_body(mf, q, ws, i):
 
 @body_step
 def move_body(mf, qd, ws, i):
-    """v_i = v_p(i) + Phi_i qd_i and Phidot_i = v_i x Phi_i (Algorithm 1, lines 3-4)."""
+    """v_i = v_p(i) + Phi_i qd_i and Phidot_i = v_i x Phi_i (Algorithm 1, lines 3-4).
+
+    A multi-DoF joint is moved whole by its first row (:func:`move_joint`).
+    """
+    kind = mf[i, MF_TYPE]
+    if kind >= FREE:
+        if mf[i, MF_SUB] == 0:
+            move_joint(mf, qd, ws, i, 6 if kind == FREE else 3)
+        return
     b = int(mf[i, MF_PARENT])
     qdi = qd[i]
     sw0, sw1, sw2 = ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2]
@@ -199,7 +347,40 @@ def move_body(mf, qd, ws, i):
         uz += ws[b, WS_V + 5]
     ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2] = wx, wy, wz
     ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5] = ux, uy, uz
-    # motion cross product (w, u) x (sw, su) = (w x sw, w x su + u x sw)
+    set_phidot(ws, i, wx, wy, wz, ux, uy, uz)
+
+
+@body_step
+def move_joint(mf, qd, ws, i, nd):
+    """Rows i..i+nd-1 of a multi-DoF joint: v = v_p + sum_r Phi_r qd_r, Phidot_r = v x Phi_r.
+
+    Every row gets the body's whole velocity v, so that Phidot_r is the time
+    derivative of the body-fixed column Phi_r.
+    """
+    b = int(mf[i, MF_PARENT])
+    wx, wy, wz, ux, uy, uz = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    if b >= 0:
+        wx, wy, wz = ws[b, WS_V], ws[b, WS_V + 1], ws[b, WS_V + 2]
+        ux, uy, uz = ws[b, WS_V + 3], ws[b, WS_V + 4], ws[b, WS_V + 5]
+    for r in range(i, i + nd):
+        qdr = qd[r]
+        wx += ws[r, WS_S] * qdr
+        wy += ws[r, WS_S + 1] * qdr
+        wz += ws[r, WS_S + 2] * qdr
+        ux += ws[r, WS_S + 3] * qdr
+        uy += ws[r, WS_S + 4] * qdr
+        uz += ws[r, WS_S + 5] * qdr
+    for r in range(i, i + nd):
+        ws[r, WS_V], ws[r, WS_V + 1], ws[r, WS_V + 2] = wx, wy, wz
+        ws[r, WS_V + 3], ws[r, WS_V + 4], ws[r, WS_V + 5] = ux, uy, uz
+        set_phidot(ws, r, wx, wy, wz, ux, uy, uz)
+
+
+@body_step
+def set_phidot(ws, i, wx, wy, wz, ux, uy, uz):
+    """Phidot_i = v x Phi_i: (w, u) x (sw, su) = (w x sw, w x su + u x sw)."""
+    sw0, sw1, sw2 = ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2]
+    su0, su1, su2 = ws[i, WS_S + 3], ws[i, WS_S + 4], ws[i, WS_S + 5]
     d0, d1, d2 = cross(wx, wy, wz, sw0, sw1, sw2)
     e0, e1, e2 = cross(wx, wy, wz, su0, su1, su2)
     f0, f1, f2 = cross(ux, uy, uz, sw0, sw1, sw2)

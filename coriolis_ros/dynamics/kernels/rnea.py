@@ -9,6 +9,7 @@ f_i = I_i a_i + v_i x* (I_i v_i); tau_i = Phi_i . sum of f over the subtree of i
 from ..model import MF_PARENT
 from .kinematics import (
     check_inputs,
+    check_position,
     SIZE_OUT,
     SIZE_WS,
     forward_positions,
@@ -72,7 +73,7 @@ def generalized_gravity(mf, gravity, q, ws, g):
     n = mf.shape[0]
     if gravity.shape[0] != 3:
         return SIZE_WS
-    status = check_inputs(mf, ws, q, q, q)
+    status = check_position(mf, ws, q)
     if status:
         return status
     if g.shape[0] != n:
