@@ -1,6 +1,6 @@
 """Run every benchmark and write the results to bench/results/ (``make bench`` calls this).
 
-    python bench/run_all.py [--quick] [--markdown] [--only dynamics,paper,scaling,node]
+    python bench/run_all.py [--quick] [--markdown] [--only dynamics,paper,floating,scaling,node]
                             [--outdir DIR]
                             [--code worktree|installed|<git revision>]
 
@@ -25,6 +25,7 @@ BENCH = Path(__file__).resolve().parent
 SCRIPTS = {
     "dynamics": ("bench_dynamics.py", "bench_dynamics"),
     "paper": ("bench_paper.py", "bench_paper"),
+    "floating": ("bench_floating.py", "bench_floating"),
     "scaling": ("scaling.py", "scaling"),
     "node": ("bench_node.py", "bench_node"),  # the installed node, end to end (about 2 min)
 }

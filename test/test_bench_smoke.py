@@ -65,3 +65,23 @@ def test_unknown_robot_is_rejected():
     proc = _run("--robots", "nosuchrobot", timeout=60)
     assert proc.returncode == 2
     assert "unknown robot" in proc.stderr
+
+
+FLOATING = Path(__file__).resolve().parent.parent / "bench" / "bench_floating.py"
+
+
+def test_floating_bench_prints_its_table_with_the_oracle_check():
+    proc = subprocess.run(
+        [sys.executable, str(FLOATING), "--quick", "--systems", "solo12,biped20"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines()
+            if line.startswith(("Solo12 ", "paper biped"))}
+    solo = rows["Solo12"]
+    assert solo[1:3] == ["18", "9"]  # nv with the free flyer, tree depth
+    assert 0.0 < float(solo[3]) < 1e5 and float(solo[-1]) < 1e-9  # a time; oracle agreement
+    assert "paper biped, 20 DoF, floating torso" in proc.stdout  # the Table 2 comparison
+    bad = subprocess.run([sys.executable, str(FLOATING), "--systems", "nope"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown system" in bad.stderr
