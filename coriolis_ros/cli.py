@@ -2,6 +2,8 @@
 
     coriolis-ros compute robot.urdf --q 0.1 0.2 ... --qd 1 0 ... [--format text|json|npz] [-o FILE]
     coriolis-ros check robot.urdf [--samples 20] [--seed 0]
+    (both take --root-joint fixed|floating|planar; a floating base's q is
+    x y z qx qy qz qw then the joints, its velocity linear then angular, base frame)
 
 ``compute`` prints M, C, Mdot, g and the Christoffel symbols at one state;
 ``check`` evaluates the identities the numbers must satisfy on random states of
@@ -36,10 +38,20 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--gravity", type=float, nargs=3, default=(0.0, 0.0, -9.81), metavar=("GX", "GY", "GZ")
     )
+    common.add_argument(
+        "--root-joint",
+        choices=("fixed", "floating", "planar"),
+        default="fixed",
+        help="how the URDF's root link is attached to the world (default fixed)",
+    )
 
     compute = sub.add_parser("compute", parents=[common], help="every term at one state")
-    compute.add_argument("--q", type=float, nargs="+", help="joint positions (default zeros)")
-    compute.add_argument("--qd", type=float, nargs="+", help="joint velocities (default zeros)")
+    compute.add_argument(
+        "--q", type=float, nargs="+", help="configuration, nq values (default: neutral)"
+    )
+    compute.add_argument(
+        "--qd", type=float, nargs="+", help="velocities, nv values (default zeros)"
+    )
     compute.add_argument("--format", choices=("text", "json", "npz"), default="text")
     compute.add_argument("-o", "--output", help="write to this file instead of standard output")
     compute.add_argument(
@@ -57,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from coriolis_ros.dynamics import Dynamics, URDFError
 
     try:
-        dyn = Dynamics.from_urdf(args.urdf, gravity=args.gravity)
+        dyn = Dynamics.from_urdf(args.urdf, gravity=args.gravity, root_joint=args.root_joint)
         if args.command == "compute":
             return _compute(dyn, args)
         return _check(dyn, args)
@@ -69,11 +81,12 @@ def main(argv: list[str] | None = None) -> int:
 # --------------------------------------------------------------------------- compute
 
 
-def _state(values, n: int, name: str) -> np.ndarray:
+def _state(values, default: np.ndarray, name: str, what: str) -> np.ndarray:
+    n = default.shape[0]
     if values is None:
-        return np.zeros(n)
+        return default
     if len(values) != n:
-        raise _UsageError(f"--{name} needs {n} values (one per joint), got {len(values)}")
+        raise _UsageError(f"--{name} needs {n} values ({what}), got {len(values)}")
     arr = np.array(values, dtype=float)
     if not np.all(np.isfinite(arr)):
         raise _UsageError(f"--{name} has a NaN or infinite value")
@@ -81,12 +94,15 @@ def _state(values, n: int, name: str) -> np.ndarray:
 
 
 def _compute(dyn, args) -> int:
-    n = dyn.nv
-    q = _state(args.q, n, "q")
-    qd = _state(args.qd, n, "qd")
-    M, Mdot, C = dyn.coriolis(q, qd)
+    q = _state(args.q, dyn.neutral(), "q", "one per name of position_names")
+    qd = _state(args.qd, np.zeros(dyn.nv), "qd", "one per joint velocity")
+    try:
+        M, Mdot, C = dyn.coriolis(q, qd)
+    except ValueError as exc:  # e.g. a zero quaternion
+        raise _UsageError(str(exc)) from None
     result = {
         "joint_names": list(dyn.joint_names),
+        "position_names": list(dyn.position_names),
         "position": q,
         "velocity": qd,
         "mass_matrix": M,
@@ -118,6 +134,8 @@ def _compute(dyn, args) -> int:
 
 def _as_text(dyn, result: dict) -> str:
     lines = [f"robot {dyn.name}: {dyn.nv} DoF", "joints: " + " ".join(dyn.joint_names)]
+    if dyn.nq != dyn.nv:
+        lines.append("positions: " + " ".join(dyn.position_names))
     with np.printoptions(precision=6, suppress=True, linewidth=160):
         for key, title in (
             ("position", "q"),
@@ -141,9 +159,21 @@ def _as_text(dyn, result: dict) -> str:
 
 
 def _random_state(dyn, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Joint angles in [-pi, pi], displacements and base positions in [-0.5, 0.5], random
+    unit quaternions; velocities and accelerations in [-2, 2]."""
     n = dyn.nv
-    prismatic = np.array([t == "prismatic" for t in dyn.model.joint_types], dtype=bool)
-    q = np.where(prismatic, rng.uniform(-0.5, 0.5, n), rng.uniform(-math.pi, math.pi, n))
+    q = dyn.neutral()
+    for kind, first, nv, iq in dyn.model.joints():
+        if nv == 6:  # free flyer: position, then a uniformly random unit quaternion
+            q[iq : iq + 3] = rng.uniform(-0.5, 0.5, 3)
+            quat = rng.normal(size=4)
+            q[iq + 3 : iq + 7] = quat / np.linalg.norm(quat)
+        elif nv == 3:  # planar: x, y, theta
+            q[iq : iq + 3] = rng.uniform(-0.5, 0.5, 2).tolist() + [rng.uniform(-math.pi, math.pi)]
+        elif dyn.model.joint_types[first] == "prismatic":
+            q[iq] = rng.uniform(-0.5, 0.5)
+        else:
+            q[iq] = rng.uniform(-math.pi, math.pi)
     return q, rng.uniform(-2.0, 2.0, n), rng.uniform(-2.0, 2.0, n)
 
 
@@ -162,21 +192,27 @@ def check_identities(dyn, samples: int = 20, seed: int = 0) -> list[tuple[str, f
         tol[name] = tolerance
 
     n = dyn.nv
+    # Free-flyer and planar velocities are expressed in the moving frame: generalized speeds,
+    # not derivatives of coordinates.  Gamma is then not symmetric in (j, k) and the coordinate
+    # formula for Gamma does not apply; Gamma_ijk + Gamma_jik = dM_ij along e_k always holds.
+    coordinates = dyn.nq == dyn.nv and not {"floating", "planar"} & set(dyn.model.joint_types)
+
+    def along(q, v, h=1e-6):
+        """d/dt M(q (+) t v) at t = 0, by central differences on the configuration manifold."""
+        return (
+            dyn.mass_matrix(dyn.integrate(q, v, h)) - dyn.mass_matrix(dyn.integrate(q, v, -h))
+        ) / (2 * h)
+
     for _ in range(samples):
         q, qd, qdd = _random_state(dyn, rng)
         M, Mdot, C = dyn.coriolis(q, qd)
         g = dyn.gravity(q)
         Gamma = dyn.christoffel(q)
         Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
-        h = 1e-6
-        fd_Mdot = (dyn.mass_matrix(q + h * qd) - dyn.mass_matrix(q - h * qd)) / (2 * h)
-        dM = np.empty((n, n, n))  # dM[i, j, k] = dM_ij / dq_k
+        fd_Mdot = along(q, qd)
+        dM = np.empty((n, n, n))  # dM[i, j, k] = dM_ij along the k-th velocity
         for k in range(n):
-            e = np.zeros(n)
-            e[k] = h
-            dM[:, :, k] = (dyn.mass_matrix(q + e) - dyn.mass_matrix(q - e)) / (2 * h)
-        # Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)
-        christoffel_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
+            dM[:, :, k] = along(q, np.eye(n)[k])
         record("M symmetric", _rel(M, M.T))
         # Massless DoFs (bodies without <inertial>) make M only semi-definite, as in any
         # dynamics library; a negative eigenvalue beyond round-off is an error.
@@ -189,8 +225,14 @@ def check_identities(dyn, samples: int = 20, seed: int = 0) -> list[tuple[str, f
         tau = dyn.inverse_dynamics(q, qd, qdd)
         record("tau = M qdd + C qd + g (RNEA)", _rel(tau, M @ qdd + C @ qd + g))
         record("C_ij = sum_k Gamma_ijk qd_k", _rel(C, Gamma @ qd))
-        record("Gamma_ijk = Gamma_ikj", _rel(Gamma, Gamma.transpose(0, 2, 1)))
-        record("Gamma = Christoffel(dM/dq) (finite differences)", _rel(Gamma, christoffel_fd), 1e-6)
+        record("Gamma_ijk + Gamma_jik = dM_ij along e_k (finite differences)",
+               _rel(Gamma + Gamma.transpose(1, 0, 2), dM), 1e-6)  # fmt: skip
+        if coordinates:
+            # Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)
+            christoffel_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
+            record("Gamma_ijk = Gamma_ikj", _rel(Gamma, Gamma.transpose(0, 2, 1)))
+            record("Gamma = Christoffel(dM/dq) (finite differences)",
+                   _rel(Gamma, christoffel_fd), 1e-6)  # fmt: skip
         vectors = max(_rel(Cqd, C @ qd), _rel(CTqd, C.T @ qd), _rel(p, M @ qd))
         record("coriolis_vectors = (C qd, C^T qd, M qd)", vectors)
     return [(name, worst[name], tol[name]) for name in worst]
@@ -201,14 +243,15 @@ def _check(dyn, args) -> int:
         raise _UsageError("--samples must be at least 1")
     rows = check_identities(dyn, args.samples, args.seed)
     print(
-        f"robot {dyn.name}: {dyn.nv} DoF, tree depth {dyn.tree_depth}, {args.samples} random states"
+        f"robot {dyn.name}: {dyn.nv} DoF (root joint {dyn.root_joint}), "
+        f"tree depth {dyn.tree_depth}, {args.samples} random states"
     )
-    print(f"{'identity':<50} {'worst residual':>15} {'tolerance':>10}  result")
+    print(f"{'identity':<60} {'worst residual':>15} {'tolerance':>10}  result")
     failed = 0
     for name, value, tolerance in rows:
         ok = value <= tolerance
         failed += not ok
-        print(f"{name:<50} {value:>15.3e} {tolerance:>10.0e}  {'ok' if ok else 'FAIL'}")
+        print(f"{name:<60} {value:>15.3e} {tolerance:>10.0e}  {'ok' if ok else 'FAIL'}")
     print("all identities hold" if not failed else f"{failed} identities FAILED")
     return EXIT_OK if not failed else EXIT_CHECK_FAILED
 

@@ -279,3 +279,59 @@ def test_check_bad_urdf_exits_2(tmp_path):
     malformed.write_text(Path(erd_urdf("ur5")).read_text()[:500])
     r = run_cli("check", str(malformed))
     assert r.returncode == 2 and r.stderr.strip() and "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------------- floating bases
+
+
+def test_compute_floating_base_matches_pinocchio(tmp_path):
+    """--root-joint floating: q has nq = nv + 1 values (quaternion), output against Pinocchio."""
+    from test_dynamics_floating import MultiDofOracle
+
+    from coriolis_ros.dynamics import Dynamics
+
+    path = str(erd_urdf("solo12"))
+    dyn = Dynamics.from_urdf(path, root_joint="floating")
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-1, 1, dyn.nq)
+    q[3:7] /= np.linalg.norm(q[3:7])
+    qd = rng.normal(size=dyn.nv)
+    args = ["--root-joint", "floating", "--format", "json", "--q", *map(repr, q.tolist())]
+    r = run_cli("compute", path, *args, "--qd", *map(repr, qd.tolist()))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["joint_names"] == list(dyn.joint_names)
+    assert out["position_names"] == list(dyn.position_names)
+    oracle = MultiDofOracle(path, dyn, "floating")
+    assert_close(np.array(out["coriolis_matrix"]), oracle.C(q, qd), 1e-10, "C")
+    assert_close(np.array(out["mass_matrix"]), oracle.M(q), 1e-10, "M")
+    gamma = np.array(out["christoffel"])
+    assert_close(gamma[:, :, 3], oracle.C(q, np.eye(dyn.nv)[3]), 1e-10, "Gamma[:, :, 3]")
+
+
+@pytest.mark.parametrize("count", [18, 20])  # nv and nq + 1: both one off the 19 needed
+def test_compute_floating_base_wrong_q_count_exits_2(count):
+    r = run_cli("compute", str(erd_urdf("solo12")), "--root-joint", "floating",
+                "--q", *["0.1"] * count)  # fmt: skip
+    assert r.returncode == 2 and "--q needs 19 values" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_compute_floating_base_zero_quaternion_exits_2():
+    q = ["0"] * 19
+    r = run_cli("compute", str(erd_urdf("solo12")), "--root-joint", "floating", "--q", *q)
+    assert r.returncode == 2 and "zero quaternion" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("root_joint", ["floating", "planar"])
+def test_check_floating_and_planar_bases(root_joint):
+    r = run_cli("check", str(erd_urdf("solo12")), "--root-joint", root_joint, "--samples", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"(root joint {root_joint})" in r.stdout and "all identities hold" in r.stdout
+    assert "dM_ij along e_k" in r.stdout
+    assert "Gamma_ijk = Gamma_ikj" not in r.stdout  # generalized speeds: not symmetric
+
+
+def test_root_joint_choice_is_validated():
+    r = run_cli("check", str(erd_urdf("solo12")), "--root-joint", "ball")
+    assert r.returncode == 2 and "--root-joint" in r.stderr
