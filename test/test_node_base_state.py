@@ -1,0 +1,100 @@
+"""BaseStateBuffer: odometry -> the base coordinates of a floating or planar model (ROS-free)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from coriolis_ros.node.base_state import BaseStateBuffer
+
+S = 1_000_000_000  # ns per second
+
+
+def odom(buf, *, child="base_link", pos=(1.0, 2.0, 3.0), quat=(0.0, 0.0, 0.0, 1.0),
+         lin=(0.1, 0.2, 0.3), ang=(0.4, 0.5, 0.6), stamp=10 * S):  # fmt: skip
+    return buf.update(child, "odom", pos, quat, lin, ang, stamp)
+
+
+def test_floating_copies_pose_and_body_frame_twist():
+    buf = BaseStateBuffer("floating", "base_link", timeout=0.1)
+    half = math.sqrt(0.5)
+    ok, note = odom(buf, quat=(0.0, half, 0.0, half))
+    assert ok and note == ""
+    q, v = np.full(10, -1.0), np.full(9, -1.0)
+    assert buf.fill(q, v, 10 * S) == ""
+    assert np.allclose(q[:7], [1, 2, 3, 0, half, 0, half], atol=0, rtol=1e-15)
+    assert v[:6].tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    assert (q[7:] == -1).all() and (v[6:] == -1).all()  # joints untouched
+    assert buf.frame_id == "odom"
+
+
+def test_non_unit_quaternion_is_normalized_with_a_note():
+    buf = BaseStateBuffer("floating", "base_link", timeout=0.1)
+    ok, note = odom(buf, quat=(0.0, 0.0, 0.0, 2.0))
+    assert ok and "norm 2" in note and "normalized" in note
+    q, v = np.zeros(7), np.zeros(6)
+    buf.fill(q, v, 10 * S)
+    assert q[3:7].tolist() == [0.0, 0.0, 0.0, 1.0]
+    # within the tolerance: silent
+    ok, note = odom(buf, quat=(0.0, 0.0, 0.0, 1.0005))
+    assert ok and note == ""
+
+
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"child": "trunk"}, "child_frame_id 'trunk' is not the URDF's root link 'base_link'"),
+        ({"quat": (0.0, 0.0, 0.0, 0.0)}, "zero quaternion"),
+        ({"quat": (0.0, 0.0, 0.0, 1e-11)}, "zero quaternion"),
+        ({"pos": (math.nan, 0.0, 0.0)}, "NaN"),
+        ({"lin": (0.0, math.inf, 0.0)}, "NaN"),
+        ({"ang": (0.0, 0.0, 1e51)}, "huge"),
+    ],
+)
+def test_bad_odometry_is_rejected_and_the_last_good_one_kept(kwargs, needle):
+    buf = BaseStateBuffer("floating", "base_link", timeout=0.1)
+    assert odom(buf)[0]
+    ok, reason = odom(buf, **{**kwargs, "stamp": 11 * S})
+    assert not ok and needle in reason
+    q, v = np.zeros(7), np.zeros(6)
+    assert buf.fill(q, v, 10 * S) == ""  # the first message, stamped 10 s
+    assert q[:3].tolist() == [1.0, 2.0, 3.0]
+    assert (buf.received, buf.rejected) == (2, 1)
+
+
+def test_limits_just_inside_are_accepted():
+    buf = BaseStateBuffer("floating", "base_link", timeout=0.1)
+    assert odom(buf, quat=(0.0, 0.0, 0.0, 1.001e-10), pos=(1e50, -1e50, 0.0))[0]
+
+
+def test_no_odometry_yet_means_waiting():
+    buf = BaseStateBuffer("planar", "base", timeout=0.1)
+    assert buf.fill(np.zeros(3), np.zeros(3), 0) == "waiting for odometry of 'base'"
+
+
+@pytest.mark.parametrize("offset,fresh", [(0.0999, True), (0.1001, False), (-0.1001, False)])
+def test_odometry_pairs_only_within_the_timeout_either_way(offset, fresh):
+    buf = BaseStateBuffer("floating", "base_link", timeout=0.1)
+    odom(buf, stamp=10 * S)
+    reason = buf.fill(np.zeros(7), np.zeros(6), 10 * S + int(offset * S))
+    assert (reason == "") == fresh
+    if not fresh:
+        assert "0.100 s apart" in reason and "base_state_timeout 0.1 s" in reason
+
+
+@pytest.mark.parametrize("yaw", [0.0, 0.7, -2.5, math.pi - 1e-9])
+def test_planar_takes_yaw_and_in_plane_twist(yaw):
+    buf = BaseStateBuffer("planar", "base_link", timeout=0.1)
+    quat = (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
+    assert odom(buf, quat=quat)[0]
+    q, v = np.zeros(5), np.zeros(5)
+    assert buf.fill(q, v, 10 * S) == ""
+    assert q[:2].tolist() == [1.0, 2.0] and math.isclose(q[2], yaw, abs_tol=1e-12)
+    assert v[:3].tolist() == [0.1, 0.2, 0.6]  # vx, vy, wz
+
+
+def test_fixed_root_has_no_base_state():
+    with pytest.raises(ValueError, match="floating or planar"):
+        BaseStateBuffer("fixed", "base_link", timeout=0.1)
