@@ -6,9 +6,8 @@ joints independent, gravity (0, 0, -9.81)).  Joints are matched by name; Pinocch
 
 Coverage decision for robots: every listed example-robot-data robot is fixed-base as published
 (G1's floating joint is commented out in its URDF) and uses only revolute / continuous /
-prismatic / fixed joints, so each is compared numerically; none is skipped.  Rejection of
-floating/planar joints is tested in test_dynamics_urdf_errors.py, including a real robot made
-floating-base.
+prismatic / fixed joints, so each is compared numerically; none is skipped.  The same robots
+with a floating or planar base are compared in test_dynamics_floating.py.
 
 Tolerance: ||A - B|| <= 1e-10 * max(1, ||B||) for every quantity.
 """

@@ -24,6 +24,7 @@ DOUBLES = "sequence<double>"
 STATE_FIELDS = {
     "header": "std_msgs/Header",
     "joint_names": STRINGS,
+    "position_names": STRINGS,
     "position": DOUBLES,
     "velocity": DOUBLES,
     "coriolis_matrix": DOUBLES,
@@ -34,20 +35,28 @@ STATE_FIELDS = {
     "gravity_force": DOUBLES,
     "momentum": DOUBLES,
 }
-CHRISTOFFEL_REQUEST = {"joint_names": STRINGS, "position": DOUBLES}
+CHRISTOFFEL_REQUEST = {"joint_names": STRINGS, "position": DOUBLES, "base_position": DOUBLES}
 CHRISTOFFEL_RESPONSE = {
     "success": "boolean",
     "message": "string",
     "header": "std_msgs/Header",
     "joint_names": STRINGS,
+    "position_names": STRINGS,
     "position": DOUBLES,
     "symbols": DOUBLES,
 }
-DYNAMICS_REQUEST = {"joint_names": STRINGS, "position": DOUBLES, "velocity": DOUBLES}
+DYNAMICS_REQUEST = {
+    "joint_names": STRINGS,
+    "position": DOUBLES,
+    "velocity": DOUBLES,
+    "base_position": DOUBLES,
+    "base_velocity": DOUBLES,
+}
 DYNAMICS_RESPONSE = {
     "success": "boolean",
     "message": "string",
     "joint_names": STRINGS,
+    "position_names": STRINGS,
     "position": DOUBLES,
     "velocity": DOUBLES,
     "coriolis_matrix": DOUBLES,
@@ -116,7 +125,8 @@ def _sample_state_dict(seed: int) -> dict:
         "stamp": [1_700_000_123, 456_789_012],
         "frame_id": "base_link",
         "joint_names": ["shoulder", "elbow", "wrist_ç"],
-        "position": rng.normal(size=n).tolist(),
+        "position_names": ["shoulder", "elbow", "wrist_ç", "extra"],
+        "position": rng.normal(size=n + 1).tolist(),
         "velocity": rng.normal(size=n).tolist(),
         "coriolis_matrix": rng.normal(size=n * n).tolist(),
         "coriolis_force": rng.normal(size=n).tolist(),
@@ -145,7 +155,8 @@ def _as_dict(msg: CoriolisState) -> dict:
     for name in STATE_FIELDS:
         if name != "header":
             value = getattr(msg, name)
-            out[name] = list(value) if name == "joint_names" else [float(x) for x in value]
+            strings = STATE_FIELDS[name] == STRINGS
+            out[name] = list(value) if strings else [float(x) for x in value]
     return out
 
 

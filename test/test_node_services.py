@@ -158,6 +158,21 @@ def test_services(ros_domain_env, tmp_path):
                     ),
                 )
                 assert not r.success and words in r.message, r.message
+            # Base fields on a fixed-base model: refused, never silently ignored.
+            base = "the model has a fixed base"
+            r = peer.call(
+                gamma_client,
+                GetChristoffelSymbols.Request(
+                    joint_names=names, position=q.tolist(), base_position=[0.0] * 7
+                ),
+            )
+            assert not r.success and base in r.message, r.message
+            for extra in (dict(base_position=[0.0] * 7), dict(base_velocity=[0.0] * 6)):
+                r = peer.call(
+                    dyn_client,
+                    ComputeDynamics.Request(joint_names=names, position=q.tolist(), **extra),
+                )
+                assert not r.success and base in r.message, r.message
             assert node.alive()
             r = peer.call(
                 dyn_client, ComputeDynamics.Request(joint_names=names, position=q.tolist())

@@ -69,6 +69,11 @@ _LEVELS = {
     diagnostics.STALE: DiagnosticStatus.STALE,
 }
 
+# The node serves fixed-base models only (root_joint is fixed): base fields must stay empty.
+FIXED_BASE_REQUEST = (
+    "base_position/base_velocity given, but the model has a fixed base (root_joint: fixed)"
+)
+
 
 class _Model:
     """One robot model with everything a tick needs, swapped in as a whole.
@@ -556,6 +561,9 @@ class CoriolisNode(Node):
             if model is None:
                 response.message = "no robot model yet (waiting for robot_description)"
                 return response
+            if len(request.base_position):
+                response.message = FIXED_BASE_REQUEST
+                return response
             if not len(request.joint_names) and not len(request.position):
                 with self._lock:
                     buffer = model.buffer
@@ -592,6 +600,9 @@ class CoriolisNode(Node):
             model = self._model
             if model is None:
                 response.message = "no robot model yet (waiting for robot_description)"
+                return response
+            if len(request.base_position) or len(request.base_velocity):
+                response.message = FIXED_BASE_REQUEST
                 return response
             q, qd, reason = resolve_request(
                 model.joint_names,
