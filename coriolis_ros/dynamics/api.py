@@ -11,6 +11,7 @@ from numba import types
 
 from .kernels.christoffel import christoffel as _christoffel
 from .kernels.coriolis_matrix import coriolis_matrix as _coriolis_matrix
+from .kernels.coriolis_times import coriolis_times as _coriolis_times
 from .kernels.coriolis_vectors import coriolis_vectors as _coriolis_vectors
 from .kernels.crba import mass_matrix as _mass_matrix
 from .kernels.kinematics import (
@@ -26,12 +27,16 @@ from .kernels.kinematics import (
 )
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
+from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
+from .kernels.slotine_li import slotine_li as _slotine_li
 from .kernels.spatial import WS_WIDTH
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
 
 _F64 = np.dtype(np.float64)
 _NAMES = ("q", "qd", "qdd")
+_TIMES_NAMES = ("q", "qd", "x")
+_SLOTINE_LI_NAMES = ("q", "qd", "qd_ref", "qdd_ref")
 
 
 class Dynamics:
@@ -46,7 +51,8 @@ class Dynamics:
     An instance owns one workspace, so it is not safe to call one instance from
     several threads at once; :meth:`clone` gives another instance of the same
     model with its own workspace.  ``coriolis``, ``christoffel`` and ``mass_matrix``
-    release the GIL while they run.
+    release the GIL while they run; the O(N) methods keep it (releasing it would cost a
+    tenth of their time).
     """
 
     def __init__(self, model: Model):
@@ -181,6 +187,36 @@ class Dynamics:
             self._fail(status, (q, qd), out)
         return out
 
+    def coriolis_times(self, q, qd, x, out=None):
+        """C(q, qd) x in O(N) without forming C, for the C of :meth:`coriolis`
+        (Christoffel-consistent); with x = qd it is C qd."""
+        if out is None:
+            out = np.empty(self._vec)
+        try:
+            status = _K.coriolis_times(self._mf, q, qd, x, self._ws, out)
+        except TypeError:
+            args = [self._mf, q, qd, x, self._ws, out]
+            status = self._retry(_K.coriolis_times, args, (1, 2, 3), (out,), _TIMES_NAMES)
+        if status:
+            self._fail(status, (q, qd, x), (out,), _TIMES_NAMES)
+        return out
+
+    def slotine_li(self, q, qd, qd_ref, qdd_ref, out=None):
+        """M(q) qdd_ref + C(q, qd) qd_ref + g(q) in O(N) without forming M or C (the
+        Slotine-Li control law's model terms; C as in :meth:`coriolis`)."""
+        if out is None:
+            out = np.empty(self._vec)
+        try:
+            status = _K.slotine_li(
+                self._mf, self._gravity, q, qd, qd_ref, qdd_ref, self._ws, out
+            )
+        except TypeError:
+            args = [self._mf, self._gravity, q, qd, qd_ref, qdd_ref, self._ws, out]
+            status = self._retry(_K.slotine_li, args, (2, 3, 4, 5), (out,), _SLOTINE_LI_NAMES)
+        if status:
+            self._fail(status, (q, qd, qd_ref, qdd_ref), (out,), _SLOTINE_LI_NAMES)
+        return out
+
     def warmup(self) -> None:
         """Compile, or load from Numba's on-disk cache, every kernel, so no later call compiles."""
         q = np.zeros(self.nv)
@@ -190,6 +226,8 @@ class Dynamics:
         self.gravity(q)
         self.inverse_dynamics(q, q, q)
         self.coriolis_vectors(q, q)
+        self.coriolis_times(q, q, q)
+        self.slotine_li(q, q, q, q)
 
     # ------------------------------------------------------------------ validation
     #
@@ -199,10 +237,10 @@ class Dynamics:
     # type with a TypeError, and the kernels check lengths and finiteness and
     # return a status code.  Only then does Python look closer.
 
-    def _retry(self, kernel, args: list, inputs: tuple, out: tuple) -> int:
+    def _retry(self, kernel, args: list, inputs: tuple, out: tuple, names=_NAMES) -> int:
         """The arguments are not the compiled types: convert the inputs, explain bad outputs."""
-        for position, which in zip(inputs, range(3), strict=False):
-            args[position] = self._coerce(args[position], which)
+        for position, name in zip(inputs, names, strict=False):
+            args[position] = self._coerce(args[position], name)
         for arr in out:
             if not (type(arr) is np.ndarray and arr.dtype == _F64 and arr.flags.carray):
                 got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
@@ -213,26 +251,24 @@ class Dynamics:
             shapes = ", ".join(str(np.shape(arr)) for arr in out)
             raise ValueError(f"out arrays have the wrong shape: {shapes}") from None
 
-    def _coerce(self, x, which: int) -> np.ndarray:
+    def _coerce(self, x, name: str) -> np.ndarray:
         try:
             arr = np.array(x, dtype=np.float64, copy=True)
         except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{_NAMES[which]} must be a sequence of {self.nv} numbers: {exc}"
-            ) from None
+            raise ValueError(f"{name} must be a sequence of {self.nv} numbers: {exc}") from None
         if arr.shape != self._vec:
-            raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {arr.shape}")
+            raise ValueError(f"{name} must have shape ({self.nv},), got {arr.shape}")
         return arr
 
-    def _fail(self, status: int, inputs: tuple, out: tuple) -> None:
-        if status in (BAD_Q, BAD_QD, BAD_QDD):
+    def _fail(self, status: int, inputs: tuple, out: tuple, names=_NAMES) -> None:
+        if status in (BAD_Q, BAD_QD, BAD_QDD, BAD_ARG4):
             raise ValueError(
-                f"{_NAMES[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
+                f"{names[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
             )
-        if status in (SIZE_Q, SIZE_QD, SIZE_QDD):
+        if status in (SIZE_Q, SIZE_QD, SIZE_QDD, SIZE_ARG4):
             which = status - SIZE_Q
             got = np.shape(inputs[which])
-            raise ValueError(f"{_NAMES[which]} must have shape ({self.nv},), got {got}")
+            raise ValueError(f"{names[which]} must have shape ({self.nv},), got {got}")
         if status == OVERLAP:
             raise ValueError("out arrays must not share memory")
         if status == SIZE_OUT:
@@ -254,6 +290,8 @@ _SIGNATURES = {
     "gravity": (_generalized_gravity, (_RF2, _RF1, _F1, _F2, _F1)),
     "inverse_dynamics": (_inverse_dynamics, (_RF2, _RF1, _F1, _F1, _F1, _F2, _F1)),
     "coriolis_vectors": (_coriolis_vectors, (_RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
+    "coriolis_times": (_coriolis_times, (_RF2, _F1, _F1, _F1, _F2, _F1)),
+    "slotine_li": (_slotine_li, (_RF2, _RF1, _F1, _F1, _F1, _F1, _F2, _F1)),
 }
 
 
