@@ -4,7 +4,8 @@ References, all independent of the code under test:
 
 * Pinocchio, built from the same URDF with ``JointModelFreeFlyer`` / ``JointModelPlanar`` as the
   root joint (or parsing the URDF's own floating / planar joints): M, C, Mdot = C + C^T, g, RNEA,
-  the O(N) vectors, ``integrate``, and Gamma[:, :, k] = ``computeCoriolisMatrix(q, e_k)``;
+  the O(N) vectors (C v, C^T v, p, C x, M a + C x + g), ``integrate``, and Gamma[:, :, k] =
+  ``computeCoriolisMatrix(q, e_k)``;
 * finite differences of the library's own M along ``integrate`` (a curve on the configuration
   manifold), for Mdot and for Gamma_ijk + Gamma_jik = dM_ij along the k-th velocity.
 
@@ -131,6 +132,10 @@ def compare(dyn: Dynamics, oracle: MultiDofOracle, q, v, a, label: str) -> None:
     assert_close(ctqd, C_ref.T @ v, TOL, f"{label} C^T v")
     assert_close(p, M_ref @ v, TOL, f"{label} p")
     assert_close(cqd, oracle.rnea(q, v, 0 * v) - oracle.g(q), TOL, f"{label} C v (RNEA)")
+    x = np.cos(np.arange(dyn.nv))  # any vector: C x and the Slotine-Li terms in O(N)
+    assert_close(dyn.coriolis_times(q, v, x), C_ref @ x, TOL, f"{label} C x")
+    slotine_li = M_ref @ a + C_ref @ x + oracle.g(q)
+    assert_close(dyn.slotine_li(q, v, x, a), slotine_li, TOL, f"{label} Slotine-Li")
 
 
 def check_christoffel(dyn: Dynamics, oracle: MultiDofOracle, q, v, label: str) -> np.ndarray:

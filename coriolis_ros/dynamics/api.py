@@ -11,6 +11,7 @@ from numba import types
 
 from .kernels.christoffel import christoffel as _christoffel
 from .kernels.coriolis_matrix import coriolis_matrix as _coriolis_matrix
+from .kernels.coriolis_times import coriolis_times as _coriolis_times
 from .kernels.coriolis_vectors import coriolis_vectors as _coriolis_vectors
 from .kernels.crba import mass_matrix as _mass_matrix
 from .kernels.kinematics import (
@@ -27,8 +28,11 @@ from .kernels.kinematics import (
     SIZE_QDD,
     check_position,
 )
+from .kernels.momentum_observer import observer_step as _observer_step
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
+from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
+from .kernels.slotine_li import slotine_li as _slotine_li
 from .kernels.spatial import WS_WIDTH
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
@@ -37,6 +41,8 @@ from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
 
 _F64 = np.dtype(np.float64)
 _NAMES = ("q", "qd", "qdd")
+_TIMES_NAMES = ("q", "qd", "x")
+_SLOTINE_LI_NAMES = ("q", "qd", "qd_ref", "qdd_ref")
 
 
 class Dynamics:
@@ -54,7 +60,8 @@ class Dynamics:
     An instance owns one workspace, so it is not safe to call one instance from
     several threads at once; :meth:`clone` gives another instance of the same
     model with its own workspace.  ``coriolis``, ``christoffel`` and ``mass_matrix``
-    release the GIL while they run.
+    release the GIL while they run; the O(N) methods keep it (releasing it would cost a
+    tenth of their time).
     """
 
     def __init__(self, model: Model):
@@ -130,8 +137,8 @@ class Dynamics:
         planar joint along the planar one; other joints add v dt.  The quaternion
         is normalized first.
         """
-        q = self._coerce(q, 0)
-        v = self._coerce(v, 1)
+        q = self._coerce(q, "q")
+        v = self._coerce(v, "qd")
         status = _K.check_position(self._mf, self._ws, q)
         if status:
             self._fail(status, (q, v), ())
@@ -238,6 +245,36 @@ class Dynamics:
             self._fail(status, (q, qd), out)
         return out
 
+    def coriolis_times(self, q, qd, x, out=None):
+        """C(q, qd) x in O(N) without forming C, for the C of :meth:`coriolis`
+        (Christoffel-consistent); with x = qd it is C qd."""
+        if out is None:
+            out = np.empty(self._vec)
+        try:
+            status = _K.coriolis_times(self._mf, q, qd, x, self._ws, out)
+        except TypeError:
+            args = [self._mf, q, qd, x, self._ws, out]
+            status = self._retry(_K.coriolis_times, args, (1, 2, 3), (out,), _TIMES_NAMES)
+        if status:
+            self._fail(status, (q, qd, x), (out,), _TIMES_NAMES)
+        return out
+
+    def slotine_li(self, q, qd, qd_ref, qdd_ref, out=None):
+        """M(q) qdd_ref + C(q, qd) qd_ref + g(q) in O(N) without forming M or C (the
+        Slotine-Li control law's model terms; C as in :meth:`coriolis`)."""
+        if out is None:
+            out = np.empty(self._vec)
+        try:
+            status = _K.slotine_li(
+                self._mf, self._gravity, q, qd, qd_ref, qdd_ref, self._ws, out
+            )
+        except TypeError:
+            args = [self._mf, self._gravity, q, qd, qd_ref, qdd_ref, self._ws, out]
+            status = self._retry(_K.slotine_li, args, (2, 3, 4, 5), (out,), _SLOTINE_LI_NAMES)
+        if status:
+            self._fail(status, (q, qd, qd_ref, qdd_ref), (out,), _SLOTINE_LI_NAMES)
+        return out
+
     def warmup(self) -> None:
         """Compile, or load from Numba's on-disk cache, every kernel, so no later call compiles."""
         q = self.neutral()
@@ -248,6 +285,8 @@ class Dynamics:
         self.gravity(q)
         self.inverse_dynamics(q, v, v)
         self.coriolis_vectors(q, v)
+        self.coriolis_times(q, v, v)
+        self.slotine_li(q, v, v, v)
 
     # ------------------------------------------------------------------ validation
     #
@@ -257,10 +296,10 @@ class Dynamics:
     # type with a TypeError, and the kernels check lengths and finiteness and
     # return a status code.  Only then does Python look closer.
 
-    def _retry(self, kernel, args: list, inputs: tuple, out: tuple) -> int:
+    def _retry(self, kernel, args: list, inputs: tuple, out: tuple, names=_NAMES) -> int:
         """The arguments are not the compiled types: convert the inputs, explain bad outputs."""
-        for position, which in zip(inputs, range(3), strict=False):
-            args[position] = self._coerce(args[position], which)
+        for position, name in zip(inputs, names, strict=False):
+            args[position] = self._coerce(args[position], name)
         for arr in out:
             if not (type(arr) is np.ndarray and arr.dtype == _F64 and arr.flags.carray):
                 got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
@@ -271,32 +310,31 @@ class Dynamics:
             shapes = ", ".join(str(np.shape(arr)) for arr in out)
             raise ValueError(f"out arrays have the wrong shape: {shapes}") from None
 
-    def _coerce(self, x, which: int) -> np.ndarray:
+    def _coerce(self, x, name: str) -> np.ndarray:
         try:
             arr = np.array(x, dtype=np.float64, copy=True)
         except (TypeError, ValueError) as exc:
-            size = self.nq if which == 0 else self.nv
-            what = f"{_NAMES[which]} must be a sequence of {size} numbers"
-            raise ValueError(f"{what}: {exc}") from None
-        expected = self._qvec if which == 0 else self._vec
+            size = self.nq if name == "q" else self.nv
+            raise ValueError(f"{name} must be a sequence of {size} numbers: {exc}") from None
+        expected = self._qvec if name == "q" else self._vec
         if arr.shape != expected:
-            raise ValueError(f"{_NAMES[which]} must have shape ({expected[0]},), got {arr.shape}")
+            raise ValueError(f"{name} must have shape ({expected[0]},), got {arr.shape}")
         return arr
 
-    def _fail(self, status: int, inputs: tuple, out: tuple) -> None:
-        if status in (BAD_Q, BAD_QD, BAD_QDD):
+    def _fail(self, status: int, inputs: tuple, out: tuple, names=_NAMES) -> None:
+        if status in (BAD_Q, BAD_QD, BAD_QDD, BAD_ARG4):
             raise ValueError(
-                f"{_NAMES[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
+                f"{names[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
             )
         if status == BAD_QUATERNION:
             raise ValueError(
                 f"q has a zero quaternion (norm below {MIN_QUATERNION_NORM:g}) for a floating joint"
             )
-        if status in (SIZE_Q, SIZE_QD, SIZE_QDD):
+        if status in (SIZE_Q, SIZE_QD, SIZE_QDD, SIZE_ARG4):
             which = status - SIZE_Q
             got = np.shape(inputs[which])
             size = self.nq if which == 0 else self.nv
-            raise ValueError(f"{_NAMES[which]} must have shape ({size},), got {got}")
+            raise ValueError(f"{names[which]} must have shape ({size},), got {got}")
         if status == OVERLAP:
             raise ValueError("out arrays must not share memory")
         if status == SIZE_OUT:
@@ -319,6 +357,13 @@ _SIGNATURES = {
     "inverse_dynamics": (_inverse_dynamics, (_RF2, _RF1, _F1, _F1, _F1, _F2, _F1)),
     "coriolis_vectors": (_coriolis_vectors, (_RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
     "check_position": (check_position, (_RF2, _F2, _F1)),
+    "coriolis_times": (_coriolis_times, (_RF2, _F1, _F1, _F1, _F2, _F1)),
+    "slotine_li": (_slotine_li, (_RF2, _RF1, _F1, _F1, _F1, _F1, _F2, _F1)),
+    # MomentumObserver.update: h, first, gain, tau, p, C^T qd, g, p_prev, w_prev, r, out
+    "observer_step": (
+        _observer_step,
+        (types.float64, types.boolean, _RF1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1),
+    ),
 }
 
 

@@ -57,7 +57,7 @@ MIN_QUATERNION_NORM = 1e-10
 
 # Status codes the kernels return (0: success); the API turns them into ValueErrors.
 BAD_Q, BAD_QD, BAD_QDD = 1, 2, 3  # a NaN or infinite entry
-BAD_QUATERNION = 4  # a free flyer's quaternion of (nearly) zero norm
+BAD_QUATERNION = 5  # a free flyer's quaternion of (nearly) zero norm
 SIZE_Q, SIZE_QD, SIZE_QDD = 11, 12, 13  # wrong length
 SIZE_OUT = 20  # an output array of the wrong shape
 OVERLAP = 21  # output arrays sharing memory

@@ -28,7 +28,8 @@ WS_BL = 49  # 3: BC: the vector L of its lower-left block -(L x)
 WS_H = 52  # 6: momentum I v, then summed over the subtree
 WS_F = 58  # 6: force, then summed over the subtree
 WS_A = 64  # 6: acceleration
-WS_WIDTH = 70
+WS_U = 70  # 6: J_i x, a velocity-like vector (coriolis_times, slotine_li)
+WS_WIDTH = 76
 
 # Fused multiply-add is the one fast-math liberty taken: it only removes a rounding step.
 _OPTIONS = dict(cache=True, error_model="numpy", boundscheck=False, fastmath={"contract"})
@@ -140,6 +141,55 @@ def body_factor(ws, row, col, wx, wy, wz, ux, uy, uz):
         m * uy + ly,
         m * uz + lz,
     )
+
+
+@body_step
+def reference_force(ws, i):
+    """f_i = I_i a_i + B(v_i, I_i) y_i, with B the factor of :func:`body_factor` (eq. 10).
+
+    Reads v_i (WS_V), y_i (WS_U), a_i (WS_A) and the inertia I_i (IC slot); writes
+    WS_F.  With y_i = v_i this is the RNEA body force I a + v x* (I v) (Definition 4,
+    property 1).  Worked out in coordinates, with v = (w, u), a = (al, be),
+    I = (m, h, Ibar) and s = w x y_w, the lower-right zero block of B leaves only y_w:
+
+        B(v, I) y = (1/2 [w x (Ibar y_w) + y_w x (Ibar w) - Ibar s] + h x (y_w x u),
+                     y_w x (m u + w x h)),
+
+    and the identity (A a) x b + a x (A b) + A^T (a x b) = tr(A) (a x b) turns the
+    first three terms into 1/2 tr(Ibar) s - Ibar s + y_w x (Ibar w).  With
+    c = be + y_w x u, summing I a = (Ibar al + h x be, m be + al x h):
+
+        f = (Ibar (al - s) + 1/2 tr(Ibar) s + y_w x (Ibar w) + h x c,
+             m c + al x h + y_w x (w x h)).
+    """
+    m = ws[i, WS_IC]
+    hx, hy, hz = ws[i, WS_IC + 1], ws[i, WS_IC + 2], ws[i, WS_IC + 3]
+    ixx, iyy, izz = ws[i, WS_IC + 4], ws[i, WS_IC + 5], ws[i, WS_IC + 6]
+    ixy, ixz, iyz = ws[i, WS_IC + 7], ws[i, WS_IC + 8], ws[i, WS_IC + 9]
+    wx, wy, wz = ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2]
+    ux, uy, uz = ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5]
+    yx, yy, yz = ws[i, WS_U], ws[i, WS_U + 1], ws[i, WS_U + 2]
+    sx, sy, sz = cross(wx, wy, wz, yx, yy, yz)
+    ex, ey, ez = cross(yx, yy, yz, ux, uy, uz)
+    cx, cy, cz = ws[i, WS_A + 3] + ex, ws[i, WS_A + 4] + ey, ws[i, WS_A + 5] + ez
+    ax, ay, az = ws[i, WS_A], ws[i, WS_A + 1], ws[i, WS_A + 2]
+    dx, dy, dz = ax - sx, ay - sy, az - sz
+    t = 0.5 * (ixx + iyy + izz)
+    # Ibar w, then y_w x (Ibar w)
+    jx = ixx * wx + ixy * wy + ixz * wz
+    jy = ixy * wx + iyy * wy + iyz * wz
+    jz = ixz * wx + iyz * wy + izz * wz
+    kx, ky, kz = cross(yx, yy, yz, jx, jy, jz)
+    lx, ly, lz = cross(hx, hy, hz, cx, cy, cz)
+    ws[i, WS_F] = ixx * dx + ixy * dy + ixz * dz + t * sx + kx + lx
+    ws[i, WS_F + 1] = ixy * dx + iyy * dy + iyz * dz + t * sy + ky + ly
+    ws[i, WS_F + 2] = ixz * dx + iyz * dy + izz * dz + t * sz + kz + lz
+    px, py, pz = cross(wx, wy, wz, hx, hy, hz)
+    qx, qy, qz = cross(yx, yy, yz, px, py, pz)
+    rx, ry, rz = cross(ax, ay, az, hx, hy, hz)
+    ws[i, WS_F + 3] = m * cx + rx + qx
+    ws[i, WS_F + 4] = m * cy + ry + qy
+    ws[i, WS_F + 5] = m * cz + rz + qz
 
 
 @kernel
