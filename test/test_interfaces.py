@@ -34,6 +34,8 @@ STATE_FIELDS = {
     "mass_matrix_derivative": DOUBLES,
     "gravity_force": DOUBLES,
     "momentum": DOUBLES,
+    "effort": DOUBLES,
+    "external_effort": DOUBLES,
 }
 CHRISTOFFEL_REQUEST = {"joint_names": STRINGS, "position": DOUBLES, "base_position": DOUBLES}
 CHRISTOFFEL_RESPONSE = {
@@ -135,6 +137,8 @@ def _sample_state_dict(seed: int) -> dict:
         "mass_matrix_derivative": rng.normal(size=n * n).tolist(),
         "gravity_force": rng.normal(size=n).tolist(),
         "momentum": [],  # an optional field left empty
+        "effort": rng.normal(size=n).tolist(),
+        "external_effort": [],
     }
 
 
