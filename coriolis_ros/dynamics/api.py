@@ -25,7 +25,7 @@ from .kernels.kinematics import (
     SIZE_QD,
     SIZE_QDD,
 )
-from .kernels.momentum_observer import observer_step as _observer_step
+from .kernels.momentum_observer import observer_update as _observer_update
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
 from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
@@ -293,10 +293,10 @@ _SIGNATURES = {
     "coriolis_vectors": (_coriolis_vectors, (_RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
     "coriolis_times": (_coriolis_times, (_RF2, _F1, _F1, _F1, _F2, _F1)),
     "slotine_li": (_slotine_li, (_RF2, _RF1, _F1, _F1, _F1, _F1, _F2, _F1)),
-    # MomentumObserver.update: h, first, gain, tau, p, C^T qd, g, p_prev, w_prev, r, out
-    "observer_step": (
-        _observer_step,
-        (types.float64, types.boolean, _RF1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1),
+    # MomentumObserver.update: model, gravity, q, qd, tau, workspace, state, dt, first
+    "observer_update": (
+        _observer_update,
+        (_RF2, _RF1, _F1, _F1, _F1, _F2, _F2, types.float64, types.boolean),
     ),
 }
 
