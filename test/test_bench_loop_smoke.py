@@ -14,7 +14,8 @@ from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "bench_loop.py"
 ROW_STARTS = ("C x: coriolis_times", "M q̈_r + C q̇_r + g: slotine_li",
-              "C q̇, Cᵀq̇, M q̇: coriolis_vectors", "observer update")  # fmt: skip
+              "C q̇, Cᵀq̇, M q̇: coriolis_vectors", "observer update (Cᵀq̇, M q̇, g, step) vs rnea",
+              "observer update vs Pinocchio")  # fmt: skip
 
 
 def test_quick_markdown_run_on_ur5_prints_the_table():

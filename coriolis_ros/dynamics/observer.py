@@ -75,6 +75,7 @@ class MomentumObserver:
             raise TypeError(f"dyn must be a Dynamics, got {type(dyn).__name__}")
         n = dyn.nv
         self._dyn = dyn.clone()  # its own workspace
+        self._model = (self._dyn._mf, self._dyn._gravity, self._dyn._ws)
         self._nv = n
         # Rows: K_O, p and w = tau + C^T qd - g at the last stamp, r, the returned copy of r.
         self._state = np.zeros((5, n))
@@ -114,17 +115,15 @@ class MomentumObserver:
         if last is not None and not t > last:
             what = "repeats" if t == last else "is older than"
             raise ValueError(f"t = {t!r} {what} the last stamp {last!r}: stamps must increase")
-        dyn = self._dyn
         dt = 0.0 if last is None else t - last
+        mf, gravity, ws = self._model
         try:
-            status = self._update(
-                dyn._mf, dyn._gravity, q, qd, tau, dyn._ws, self._state, dt, last is None
-            )
+            status = self._update(mf, gravity, q, qd, tau, ws, self._state, dt, last is None)
         except TypeError:
-            args = [dyn._mf, dyn._gravity, q, qd, tau, dyn._ws, self._state, dt, last is None]
-            status = dyn._retry(self._update, args, (2, 3, 4), (), _NAMES)
+            args = [mf, gravity, q, qd, tau, ws, self._state, dt, last is None]
+            status = self._dyn._retry(self._update, args, (2, 3, 4), (), _NAMES)
         if status:
-            dyn._fail(status, (q, qd, tau), (), _NAMES)
+            self._dyn._fail(status, (q, qd, tau), (), _NAMES)
         self._t = t
         return self._out
 
