@@ -41,7 +41,8 @@ _SLOTINE_LI_NAMES = ("q", "qd", "qd_ref", "qdd_ref")
 
 
 class Dynamics:
-    """Rigid-body dynamics of one robot: M, Mdot, C (Algorithm 1), Gamma (Algorithm 2), g, RNEA.
+    """Rigid-body dynamics of one robot: M, Mdot, C (Algorithm 1), Gamma (Algorithm 2), g, RNEA;
+    in O(N) without forming C: C qd, C^T qd, M qd, C x and the Slotine-Li torque.
 
     Joint-space quantities follow :attr:`joint_names`.  Every method validates its
     inputs (shape, finite values: ``ValueError`` naming the problem) and returns

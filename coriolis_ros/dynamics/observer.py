@@ -46,12 +46,13 @@ class MomentumObserver:
     sparse stamps are fine; p enters only through differences that telescope to
     p - p(0) exactly, whatever the stamps; the feedback of r is integrated exactly (the
     exponential), so the estimate has the time constant 1/K_O exactly, with no stability
-    limit on K_O h (forward Euler, r_k = r_k-1 + K h (...), rings for K h > 1 and
-    diverges for K h > 2 after a long gap).  The one approximation is the trapezoid
-    quadrature of the measured w between stamps (second order in h); in particular a
-    constant τ_ext applied from rest gives r(t_k) = τ_ext (1 - e^(-K_O (t_k - t_0)))
-    at every stamp.  The first update (and the first after :meth:`reset`) sets p(0) and
-    returns r = 0.
+    limit on K_O h (forward Euler, r_k = r_k-1 + K h (...), multiplies the error by
+    1 - K h per step: it overshoots for K h > 1 and amplifies for K h > 2, e.g. after a
+    gap).  The one approximation is the trapezoid quadrature of the measured w between
+    stamps (second order in h; a torque held constant between stamps is thereby shifted
+    by half a sample); in particular a constant τ_ext applied from rest gives
+    r(t_k) = τ_ext (1 - e^(-K_O (t_k - t_0))) at every stamp.  The first update (and the
+    first after :meth:`reset`) sets p(0) and returns r = 0.
 
     **Not modelled.**  Joint friction, motor and transmission dynamics (rotor inertia,
     elasticity), sensor delay and noise: τ must be the torque acting on the rigid links;
