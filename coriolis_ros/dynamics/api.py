@@ -294,11 +294,8 @@ _SIGNATURES = {
     "coriolis_vectors": (_coriolis_vectors, (_RF2, _F1, _F1, _F2, _F1, _F1, _F1)),
     "coriolis_times": (_coriolis_times, (_RF2, _F1, _F1, _F1, _F2, _F1)),
     "slotine_li": (_slotine_li, (_RF2, _RF1, _F1, _F1, _F1, _F1, _F2, _F1)),
-    # MomentumObserver.update: model, gravity, q, qd, tau, workspace, state, dt, first
-    "observer_update": (
-        _observer_update,
-        (_RF2, _RF1, _F1, _F1, _F1, _F2, _F2, types.float64, types.boolean),
-    ),
+    # MomentumObserver.update: model, gravity, q, qd, tau, workspace, state, dt
+    "observer_update": (_observer_update, (_RF2, _RF1, _F1, _F1, _F1, _F2, _F2, types.float64)),
 }
 
 

@@ -116,12 +116,13 @@ class MomentumObserver:
         if last is not None and not t > last:
             what = "repeats" if t == last else "is older than"
             raise ValueError(f"t = {t!r} {what} the last stamp {last!r}: stamps must increase")
+        # dt = 0 starts the observer; otherwise dt > 0 (distinct doubles differ by > 0).
         dt = 0.0 if last is None else t - last
         mf, gravity, ws = self._model
         try:
-            status = self._update(mf, gravity, q, qd, tau, ws, self._state, dt, last is None)
+            status = self._update(mf, gravity, q, qd, tau, ws, self._state, dt)
         except TypeError:
-            args = [mf, gravity, q, qd, tau, ws, self._state, dt, last is None]
+            args = [mf, gravity, q, qd, tau, ws, self._state, dt]
             status = self._dyn._retry(self._update, args, (2, 3, 4), (), _NAMES)
         if status:
             self._dyn._fail(status, (q, qd, tau), (), _NAMES)

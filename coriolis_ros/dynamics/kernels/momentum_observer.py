@@ -27,9 +27,9 @@ ST_GAIN, ST_P, ST_W, ST_R, ST_OUT = 0, 1, 2, 3, 4
 
 
 @kernel
-def observer_update(mf, gravity, q, qd, tau, ws, state, dt, first):
-    """Advance r by dt seconds (or start it at 0 if ``first``) with the joint state and
-    torque at the new stamp; copy r into state[ST_OUT].  Returns 0 or a status code
+def observer_update(mf, gravity, q, qd, tau, ws, state, dt):
+    """Advance r by dt > 0 seconds (dt = 0: start, r = 0) with the joint state and torque
+    at the new stamp; copy r into state[ST_OUT].  Returns 0 or a status code
     (kinematics.BAD_*, SIZE_*; tau is the third vector)."""
     n = mf.shape[0]
     if gravity.shape[0] != 3 or state.shape[0] != 5 or state.shape[1] != n:
@@ -57,7 +57,7 @@ def observer_update(mf, gravity, q, qd, tau, ws, state, dt, first):
         n0, n1, n2 = cross(ws[j, WS_IC + 1], ws[j, WS_IC + 2], ws[j, WS_IC + 3], ax, ay, az)
         g = dot6(ws, j, WS_S, n0, n1, n2, m * ax, m * ay, m * az)
         w = tau[j] + ctqd - g
-        if first:
+        if dt == 0.0:
             state[ST_R, j] = 0.0
         else:
             a = -math.expm1(-state[ST_GAIN, j] * dt)
