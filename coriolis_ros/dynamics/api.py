@@ -230,6 +230,7 @@ class Dynamics:
         self.coriolis_vectors(q, q)
         self.coriolis_times(q, q, q)
         self.slotine_li(q, q, q, q)
+        _K.observer_update  # noqa: B018 - MomentumObserver's kernel: loaded, not run
 
     # ------------------------------------------------------------------ validation
     #
