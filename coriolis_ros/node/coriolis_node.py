@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 
-import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (
@@ -39,6 +38,7 @@ from rclpy.executors import (
     MultiThreadedExecutor,
     SingleThreadedExecutor,
 )
+from rclpy.experimental import EventsExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -49,7 +49,7 @@ from coriolis_ros.msg import CoriolisState
 from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
 
 from . import diagnostics
-from .conversions import empty_field, float64_field, to_field
+from .conversions import empty_field, to_field
 from .joint_state_buffer import (
     ACCEPTED,
     IGNORED,
@@ -59,9 +59,11 @@ from .joint_state_buffer import (
     resolve_request,
 )
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
-from .stats import Counters, Throttle, WindowStats, suppressed_note
+from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note
+from .tick import TickOutputs
 
 NODE_NAME = "coriolis"
+_EMA = 0.05  # weight of the newest sample in the tick-cost and input-interval averages
 _LEVELS = {
     diagnostics.OK: DiagnosticStatus.OK,
     diagnostics.WARN: DiagnosticStatus.WARN,
@@ -73,8 +75,8 @@ _LEVELS = {
 class _Model:
     """One robot model with everything a tick needs, swapped in as a whole.
 
-    The result buffers are numpy views of the array.array objects stored in `msg`, so the
-    kernels write straight into the message that is published.
+    The result buffers (`out`, a TickOutputs) are numpy views of the array.array objects stored
+    in `msg`, so the kernels write straight into the message that is published.
     """
 
     def __init__(self, dyn, service_dyn, urdf: str):
@@ -84,60 +86,21 @@ class _Model:
         self.urdf = urdf
         self.name = dyn.name
         self.joint_names = tuple(dyn.joint_names)
-        self.n = n = dyn.nv
+        self.n = dyn.nv
         self.tree_depth = dyn.tree_depth
         self.buffer = JointStateBuffer(self.joint_names)
-        self.storage = {}
-        self.view = {}
-        for field_name, shape in (
-            ("position", (n,)),
-            ("velocity", (n,)),
-            ("coriolis_matrix", (n, n)),
-            ("mass_matrix", (n, n)),
-            ("mass_matrix_derivative", (n, n)),
-            ("coriolis_force", (n,)),
-            ("coriolis_transpose_force", (n,)),
-            ("gravity_force", (n,)),
-            ("momentum", (n,)),
-        ):
-            self.storage[field_name], self.view[field_name] = float64_field(*shape)
-        v = self.view
-        self.q, self.qd = v["position"], v["velocity"]
-        self.matrices = (v["mass_matrix"], v["mass_matrix_derivative"], v["coriolis_matrix"])
-        self.vectors = (v["coriolis_force"], v["coriolis_transpose_force"], v["momentum"])
-        self.g = v["gravity_force"]
-        self.scratch = np.zeros((n, n))
+        self.out = TickOutputs(self.n)
         # check_fields=True: the setters then keep an array.array('d') by reference (without
-        # it they copy), so the views above stay the message's storage.
+        # it they copy), so the views in `out` stay the message's storage.
         self.msg = CoriolisState(check_fields=True)
         self.msg.joint_names = list(self.joint_names)
-        self.msg.position = self.storage["position"]
-        self.msg.velocity = self.storage["velocity"]
+        self.msg.position = self.out.storage["position"]
+        self.msg.velocity = self.out.storage["velocity"]
         self.flags_version = -1
-        self.need_matrices = self.need_vectors = self.need_gravity = True
 
     def apply_flags(self, flags: dict, version: int, frame_id: str) -> None:
-        for field_name, param, _ in OUTPUT_FIELDS:
-            setattr(
-                self.msg, field_name, self.storage[field_name] if flags[param] else empty_field()
-            )
-        self.need_matrices = any(
-            flags[p]
-            for p in (
-                "publish_coriolis_matrix",
-                "publish_mass_matrix",
-                "publish_mass_matrix_derivative",
-            )
-        )
-        self.need_vectors = any(
-            flags[p]
-            for p in (
-                "publish_coriolis_force",
-                "publish_coriolis_transpose_force",
-                "publish_momentum",
-            )
-        )
-        self.need_gravity = flags["publish_gravity"]
+        for field_name, on in self.out.set_flags(flags).items():
+            setattr(self.msg, field_name, self.out.storage[field_name] if on else empty_field())
         self.msg.header.frame_id = frame_id
         self.flags_version = version
 
@@ -183,6 +146,17 @@ class CoriolisNode(Node):
         self._output_window = WindowStats(now)  # value: compute time of the tick
         self._tick_window = WindowStats(now)  # value: whole tick (take .. published)
         self._latency_window = WindowStats(now)  # value: message received .. published
+        self._stages = StageTimes(now)  # per-stage durations of the hot path
+        self._last_callback = None  # duration of the previous joint_states callback (s)
+        self._last_input = -math.inf
+        self._interval_ema = 1e-3  # s between joint_states messages (EMA)
+        self._tick_cost_ema = 0.0  # s per tick, start to publish() return (EMA)
+        self._inline = True  # the last tick ran in the callback (or timer) itself
+        self._inline_ticks = 0  # in the current diagnostics window
+        self._inline_share = float(self._p["inline_tick_share"])
+        self._timer_period = 0.0
+        self._tick_lock = threading.Lock()  # one tick at a time (inline or worker)
+        self._wake_time = 0.0  # perf_counter when the worker was last woken
         self._throttle = Throttle(self._p["warning_period"])
         self._last_rejection = ""
         self._model_error = ""
@@ -295,6 +269,8 @@ class CoriolisNode(Node):
             self._make_tick_timer()
         if "diagnostics_period" in changed:
             self._make_diag_timer()
+        if "inline_tick_share" in changed:
+            self._inline_share = float(self._p["inline_tick_share"])
         if "warning_period" in changed:
             self._throttle.period = self._p["warning_period"]
         if "robot_description" in changed and self._p["robot_description"]:
@@ -306,8 +282,9 @@ class CoriolisNode(Node):
             self._tick_timer = None
         rate = float(self._p["update_rate"])
         if rate > 0.0:
+            self._timer_period = 1.0 / rate
             self._tick_timer = self.create_timer(
-                1.0 / rate, self._wake.set, callback_group=self._timer_group
+                self._timer_period, self._on_tick_timer, callback_group=self._timer_group
             )
 
     def _make_diag_timer(self) -> None:
@@ -385,10 +362,7 @@ class CoriolisNode(Node):
         dyn.warmup()
         service_dyn.warmup()
         model = _Model(dyn, service_dyn, urdf)
-        # One real tick on the new buffers, off the tick path.
-        model.dyn.coriolis(model.q, model.qd, out=model.matrices)
-        model.dyn.coriolis_vectors(model.q, model.qd, out=model.vectors)
-        model.dyn.gravity(model.q, out=model.g)
+        model.out.compute(model.dyn)  # one real tick on the new buffers, off the tick path
         warmup = time.perf_counter() - start
         with self._lock:
             old = self._model
@@ -406,25 +380,42 @@ class CoriolisNode(Node):
         self.get_logger().info(f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s")
 
     # ------------------------------------------------------------------ joint states
+    #
+    # Hot path. With update_rate 0 the joint_states callback merges the message and, while a
+    # tick is cheap compared with the input interval (inline_tick_share), runs the tick right
+    # there: no thread hand-off, no GIL ping-pong. When ticks get expensive relative to the
+    # input (a large robot, a busy machine) it hands them to the compute worker instead, which
+    # works on the newest merged state and counts the messages merged meanwhile as skipped, so
+    # the subscription queue keeps draining and no input is lost unaccounted.
 
     def _on_joint_state(self, msg: JointState) -> None:
+        enter = time.perf_counter()
         now = time.monotonic()
         with self._lock:
-            self._counters.received += 1
+            counters = self._counters
+            counters.received += 1
             self._input_window.add()
+            if self._last_callback is not None:
+                self._stages.add("callback", self._last_callback)
+            interval = now - self._last_input
+            self._last_input = now
+            if interval < 1.0:
+                self._interval_ema += _EMA * (interval - self._interval_ema)
             model = self._model
             if model is None:
-                self._counters.withheld += 1
+                counters.withheld += 1
                 result = None
             else:
                 result = model.buffer.update(
                     msg.name, msg.position, msg.velocity, len(msg.effort), msg.header.stamp, now
                 )
-                if result.status == REJECTED:
-                    self._counters.rejected += 1
+                self._stages.add("buffer_update", time.perf_counter() - enter)
+                status = result.status
+                if status == REJECTED:
+                    counters.rejected += 1
                     self._last_rejection = result.reason
-                elif result.status == IGNORED:
-                    self._counters.ignored += 1
+                elif status == IGNORED:
+                    counters.ignored += 1
         if result is None:
             self._warn(
                 "no-model",
@@ -432,21 +423,45 @@ class CoriolisNode(Node):
                 "(waiting for robot_description)",
                 now,
             )
-            return
-        for name in result.new_unknown:
-            self.get_logger().warning(
-                f"ignoring unknown joint '{name}' in joint_states (not in model {model.name})"
-            )
-        if result.status == REJECTED:
+        elif status == ACCEPTED:
+            if result.new_unknown:
+                self._report_unknown(result.new_unknown, model)
+            if self._tick_timer is None:
+                self._request_tick(enter)
+        elif status == REJECTED:
             key = ("rejected", re.sub(r"[0-9]+", "#", result.reason)[:60])
             self._warn(key, f"joint_states message rejected: {result.reason}", now)
-        elif result.status == IGNORED:
+        else:
+            self._report_unknown(result.new_unknown, model)
             self._warn(
                 "ignored",
                 f"joint_states message ignored: it names no joint of model {model.name}",
                 now,
             )
-        elif result.status == ACCEPTED and self._tick_timer is None:
+        self._last_callback = time.perf_counter() - enter
+
+    def _report_unknown(self, names, model) -> None:
+        for name in names:
+            self.get_logger().warning(
+                f"ignoring unknown joint '{name}' in joint_states (not in model {model.name})"
+            )
+
+    def _on_tick_timer(self) -> None:
+        self._request_tick(time.perf_counter())
+
+    def _request_tick(self, since: float) -> None:
+        """Tick now in this thread when ticks are cheap, else wake the compute worker."""
+        share = self._inline_share
+        cost, interval = self._tick_cost_ema, self._interval_ema
+        if self._tick_timer is not None:
+            interval = self._timer_period
+        # Hysteresis: leave inline above `share`, come back below 0.7 * share.
+        limit = share * interval if self._inline else 0.7 * share * interval
+        self._inline = cost <= limit
+        if self._inline:
+            self._tick(since, inline=True)
+        else:
+            self._wake_time = time.perf_counter()
             self._wake.set()
 
     # ------------------------------------------------------------------ compute worker
@@ -457,27 +472,34 @@ class CoriolisNode(Node):
             self._wake.clear()
             if self._stop.is_set():
                 return
-            try:
-                self._tick()
-            except Exception as exc:  # noqa: BLE001 -- a failed tick is reported, never fatal
-                if self._stop.is_set() or not self.context.ok():
-                    return  # shutting down: publishing on a finished context fails
-                with self._lock:
-                    self._counters.failed += 1
-                self._warn("tick-failed", f"tick failed: {type(exc).__name__}: {exc}", error=True)
+            self._tick(self._wake_time, inline=False)
 
-    def _tick(self) -> None:
+    def _tick(self, since: float, inline: bool) -> None:
+        """One tick on the newest merged state; a failure is counted and logged, never raised."""
+        try:
+            with self._tick_lock:
+                self._tick_once(since, inline)
+        except Exception as exc:  # noqa: BLE001 -- a failed tick is reported, never fatal
+            if self._stop.is_set() or not self.context.ok():
+                return  # shutting down: publishing on a finished context fails
+            with self._lock:
+                self._counters.failed += 1
+            self._warn("tick-failed", f"tick failed: {type(exc).__name__}: {exc}", error=True)
+
+    def _tick_once(self, since: float, inline: bool) -> None:
+        t_start = time.perf_counter()
         start = time.monotonic()
         timeout = float(self._p["joint_state_timeout"])
         with self._lock:
             model = self._model
             if model is None:
                 return
-            stale = model.buffer.stale(start, timeout)
-            if model.buffer.pending == 0:
+            buffer = model.buffer
+            stale = buffer.stale(start, timeout)
+            if buffer.pending == 0:
                 take = None
             else:
-                take = model.buffer.take(model.q, model.qd)
+                take = buffer.take(model.out.q, model.out.qd)
                 if take.missing:
                     self._counters.withheld += take.pending
                 else:
@@ -509,31 +531,32 @@ class CoriolisNode(Node):
         if model.flags_version != flags_version:
             model.apply_flags(self._p, flags_version, self._p["frame_id"])
 
-        q, qd, dyn = model.q, model.qd, model.dyn
         t0 = time.perf_counter()
-        if model.need_matrices or residual_due:
-            dyn.coriolis(q, qd, out=model.matrices)
-        if model.need_vectors:
-            dyn.coriolis_vectors(q, qd, out=model.vectors)
-        if model.need_gravity:
-            dyn.gravity(q, out=model.g)
-        compute = time.perf_counter() - t0
+        model.out.compute(model.dyn, matrices=residual_due)
+        t1 = time.perf_counter()
         model.msg.header.stamp = take.stamp
+        t2 = time.perf_counter()
         self._pub.publish(model.msg)
+        t3 = time.perf_counter()
         done = time.monotonic()
 
         residual = scale = None
         if residual_due:
-            _, Mdot, C = model.matrices
-            np.subtract(Mdot, C, out=model.scratch)
-            model.scratch -= C.T
-            residual = float(np.linalg.norm(model.scratch))
-            scale = float(np.linalg.norm(Mdot))
+            residual, scale = model.out.residual()
+        cost = t3 - t_start
         with self._lock:
             self._counters.published += 1
-            self._output_window.add(compute)
+            self._output_window.add(t1 - t0)
             self._tick_window.add(done - start)
             self._latency_window.add(done - take.receive_time)
+            stages = self._stages
+            stages.add("handoff_wait", 0.0 if inline else max(0.0, t_start - since))
+            stages.add("kernels", t1 - t0)
+            stages.add("message_fill", (t0 - t_start) + (t2 - t1))
+            stages.add("publish", t3 - t2)
+            self._tick_cost_ema += _EMA * (cost - self._tick_cost_ema)
+            if inline:
+                self._inline_ticks += 1
             if residual is not None and self._model is model:
                 self._residual, self._residual_scale = residual, scale
                 self._residual_due = False
@@ -646,7 +669,16 @@ class CoriolisNode(Node):
                 ("tick_time_max_ms", self._tick_window.max * 1e3),
                 ("latency_mean_ms", self._latency_window.mean() * 1e3),
                 ("latency_max_ms", self._latency_window.max * 1e3),
+                *self._stages.values_ms(),
+                (
+                    "inline_ticks_pct",
+                    100.0 * self._inline_ticks / self._output_window.count
+                    if self._output_window.count
+                    else math.nan,
+                ),
             ]
+            self._inline_ticks = 0
+            self._stages.reset(now)
             for window in (
                 self._input_window,
                 self._output_window,
@@ -708,10 +740,20 @@ def main(args=None) -> int:
         threads = int(node.get_parameter("executor_threads").value)
         if threads > 1:
             executor = MultiThreadedExecutor(num_threads=threads)
-        else:  # far less overhead per callback in rclpy: keeps up with 1 kHz joint_states
+        elif node.get_parameter("executor").value == "events":
+            # The C++ event queue: far less CPU per callback than rclpy's Python wait-set
+            # loop (bench/bench_node.py, README "Node under load").
+            executor = EventsExecutor()
+        else:
             executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
+        if isinstance(executor, (MultiThreadedExecutor, SingleThreadedExecutor)):
+            executor.spin()
+        else:
+            # EventsExecutor.spin() does not return when SIGINT/SIGTERM shut the context
+            # down (rclpy 9.1.2); spin_once with a timeout lets the signal through.
+            while node.context.ok():
+                executor.spin_once(timeout_sec=0.2)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception:

@@ -100,6 +100,26 @@ PARAMETERS = (
         maximum=16,
     ),
     ParamSpec(
+        "executor",
+        "events",
+        "Executor when executor_threads is 1. events: rclpy.experimental.EventsExecutor "
+        "(C++ event queue; by far the least CPU per message); single: SingleThreadedExecutor "
+        "(rclpy's Python wait-set loop).",
+        read_only=True,
+        constraints="events or single",
+    ),
+    ParamSpec(
+        "inline_tick_share",
+        0.5,
+        "Run the tick inside the joint_states callback (or the update_rate timer) while its "
+        "mean cost stays below this share of the mean input interval (or timer period): no "
+        "thread hand-off. Above it, ticks go to the compute thread, which works on the newest "
+        "merged state and counts the messages merged meanwhile as skipped, so the input queue "
+        "keeps draining. 0: always the compute thread.",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    ParamSpec(
         "warning_period",
         2.0,
         "Seconds between repeats of the same warning (bad input, waiting for joints, "
@@ -112,6 +132,7 @@ PARAMETERS = (
     for field_name, param, what in OUTPUT_FIELDS
 )
 
+EXECUTORS = ("events", "single")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
@@ -127,6 +148,10 @@ def validate(name: str, value) -> str | None:
             return "gravity must be a list of 3 numbers"
         if len(values) != 3 or not all(math.isfinite(v) for v in values):
             return f"gravity must be exactly 3 finite numbers, got {list(value)}"
+        return None
+    if name == "executor":
+        if value not in EXECUTORS:
+            return f"executor must be one of {', '.join(EXECUTORS)}, got {value!r}"
         return None
     if spec.minimum is not None or spec.maximum is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
