@@ -61,6 +61,7 @@ from .joint_state_buffer import (
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
 from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note
 from .tick import TickOutputs
+from .wire import WireState
 
 NODE_NAME = "coriolis"
 _EMA = 0.05  # weight of the newest sample in the tick-cost and input-interval averages
@@ -97,12 +98,23 @@ class _Model:
         self.msg.position = self.out.storage["position"]
         self.msg.velocity = self.out.storage["velocity"]
         self.flags_version = -1
+        self.wire = None  # WireState: the message as CDR bytes, filled each tick
 
-    def apply_flags(self, flags: dict, version: int, frame_id: str) -> None:
-        for field_name, on in self.out.set_flags(flags).items():
+    def apply_flags(self, flags: dict, version: int, frame_id: str) -> str:
+        """Switch fields on/off; '' or why the serialised fast path is not used."""
+        published = self.out.set_flags(flags)
+        for field_name, on in published.items():
             setattr(self.msg, field_name, self.out.storage[field_name] if on else empty_field())
         self.msg.header.frame_id = frame_id
         self.flags_version = version
+        sizes = {"position": self.n, "velocity": self.n}
+        sizes.update((f, len(self.out.storage[f])) for f, on in published.items() if on)
+        try:
+            self.wire = WireState(self.joint_names, sizes, frame_id)
+        except Exception as exc:  # noqa: BLE001 -- publish the message object instead
+            self.wire = None
+            return f"{type(exc).__name__}: {exc}"
+        return ""
 
 
 def _descriptor(spec) -> ParameterDescriptor:
@@ -529,14 +541,23 @@ class CoriolisNode(Node):
                 start,
             )
         if model.flags_version != flags_version:
-            model.apply_flags(self._p, flags_version, self._p["frame_id"])
+            problem = model.apply_flags(self._p, flags_version, self._p["frame_id"])
+            if problem:
+                self._warn("wire", f"publishing via message objects (slower): {problem}")
 
         t0 = time.perf_counter()
         model.out.compute(model.dyn, matrices=residual_due)
         t1 = time.perf_counter()
-        model.msg.header.stamp = take.stamp
+        stamp = take.stamp
+        wire = model.wire
+        if wire is not None:
+            wire.fill(model.out.view, stamp.sec, stamp.nanosec)
+            payload = wire.payload()
+        else:
+            model.msg.header.stamp = stamp
+            payload = model.msg
         t2 = time.perf_counter()
-        self._pub.publish(model.msg)
+        self._pub.publish(payload)
         t3 = time.perf_counter()
         done = time.monotonic()
 
