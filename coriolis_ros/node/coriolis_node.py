@@ -469,7 +469,7 @@ class CoriolisNode(Node):
             interval = self._timer_period
         # Hysteresis: leave inline above `share`, come back below 0.7 * share.
         limit = share * interval if self._inline else 0.7 * share * interval
-        self._inline = cost <= limit
+        self._inline = share > 0.0 and cost <= limit
         if self._inline:
             self._tick(since, inline=True)
         else:
