@@ -372,3 +372,50 @@ def test_tick_allocates_no_arrays():
     np.testing.assert_array_equal(out.view["coriolis_matrix"], C)
     np.testing.assert_array_equal(out.view["mass_matrix_derivative"], Mdot)
     np.testing.assert_allclose(out.view["momentum"], M @ out.qd, rtol=1e-10, atol=1e-12)
+
+
+def test_stamp_problems():
+    from coriolis_ros.node.joint_state_buffer import (
+        FUTURE_STAMP,
+        FUTURE_STAMP_TOLERANCE_NS,
+        ZERO_STAMP,
+        stamp_problem,
+    )
+
+    now = 1_700_000_000 * 10**9
+    assert stamp_problem(0, 0, now) == ZERO_STAMP
+    assert stamp_problem(0, 1, now) is None  # not zero: 1 ns after the epoch
+    assert stamp_problem(1_700_000_000, 0, now) is None
+    ahead = now + FUTURE_STAMP_TOLERANCE_NS
+    assert stamp_problem(*divmod(ahead, 10**9), now) is None  # at the tolerance: fine
+    assert stamp_problem(*divmod(ahead + 1, 10**9), now) == FUTURE_STAMP
+    assert stamp_problem(*divmod(ahead + 1, 10**9), 0) is None  # clock not started (sim time)
+
+
+def test_old_velocity_is_reported_not_silently_used():
+    buf = _buffer()
+    buf.update(["a", "b", "c"], [1.0, 2.0, 3.0], [10.0, 20.0, 30.0], 0, None, now=0.0)
+    buf.update(["a", "b", "c"], [1.1, 2.1, 3.1], [], 0, None, now=0.4)  # positions only
+    assert buf.stale_velocity(0.5, 0.5) == ()  # exactly the timeout: not yet
+    buf.update(["a", "b"], [1.2, 2.2], [], 0, None, now=0.6)
+    buf.update(["c"], [3.2], [31.0], 0, None, now=0.6)
+    assert buf.stale_velocity(0.6, 0.5) == ("a", "b")
+    assert buf.stale_velocity(0.6, 0.0) == ()  # timeout 0 disables the check
+    t, _, qd = _take(buf)
+    np.testing.assert_array_equal(qd, [10.0, 20.0, 31.0])  # still the last velocities
+    # Stale altogether (no position either) is `stale`'s report, not this one.
+    assert buf.stale_velocity(1.0, 0.3) == ()
+    assert buf.stale(1.0, 0.3) == ("a", "b", "c")
+    buf.update(["a", "b"], [1.3, 2.3], [11.0, 21.0], 0, None, now=1.0)
+    assert buf.stale_velocity(1.0, 0.5) == ()
+
+
+def test_diagnostics_report_old_velocity_and_stamps():
+    level, message, values = diagnostics.evaluate(
+        diagnostics.Snapshot(robot="r", dof=2, stale_velocity=("j1",), zero_stamps=3)
+    )
+    assert level == diagnostics.WARN and "velocity older than the timeout for: j1" in message
+    values = dict(values)
+    assert values["joints_with_old_velocity"] == "j1" and values["zero_stamp_messages"] == "3"
+    level, _, values = diagnostics.evaluate(diagnostics.Snapshot(robot="r", dof=2))
+    assert level == diagnostics.OK and dict(values)["joints_with_old_velocity"] == ""

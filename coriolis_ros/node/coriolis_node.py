@@ -18,6 +18,7 @@ Run: `ros2 run coriolis_ros coriolis_node` or `python -m coriolis_ros.node`.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import sys
@@ -25,6 +26,7 @@ import threading
 import time
 
 import rclpy
+import rclpy.logging
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (
     FloatingPointRange,
@@ -38,6 +40,7 @@ from rclpy.executors import (
     MultiThreadedExecutor,
     SingleThreadedExecutor,
 )
+from rclpy.exceptions import ParameterException
 from rclpy.experimental import EventsExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
@@ -52,11 +55,14 @@ from . import diagnostics
 from .conversions import empty_field, to_field
 from .joint_state_buffer import (
     ACCEPTED,
+    FUTURE_STAMP,
     IGNORED,
     REJECTED,
+    ZERO_STAMP,
     JointStateBuffer,
     name_list,
     resolve_request,
+    stamp_problem,
 )
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
 from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note
@@ -147,7 +153,7 @@ class CoriolisNode(Node):
         for name, value in self._p.items():
             reason = validate(name, value)
             if reason is not None:
-                raise ValueError(f"invalid parameter: {reason}")
+                raise ValueError(reason)
         self._gravity = tuple(float(v) for v in self._p["gravity"])
 
         self._lock = threading.Lock()  # model pointer, buffer, counters, statistics
@@ -169,6 +175,8 @@ class CoriolisNode(Node):
         self._timer_period = 0.0
         self._tick_lock = threading.Lock()  # one tick at a time (inline or worker)
         self._wake_time = 0.0  # perf_counter when the worker was last woken
+        self._clock = self.get_clock()
+        self._stamp_problems = {ZERO_STAMP: 0, FUTURE_STAMP: 0}  # messages, since start
         self._throttle = Throttle(self._p["warning_period"])
         self._last_rejection = ""
         self._model_error = ""
@@ -252,7 +260,9 @@ class CoriolisNode(Node):
 
         self._worker.start()
         self._builder.start()
-        if self._p["robot_description"]:
+        if self._p["robot_description_file"]:
+            self._request_file(self._p["robot_description_file"])
+        elif self._p["robot_description"]:
             self._request_model(self._p["robot_description"], "parameter robot_description")
         else:
             self.get_logger().info(
@@ -287,6 +297,8 @@ class CoriolisNode(Node):
             self._throttle.period = self._p["warning_period"]
         if "robot_description" in changed and self._p["robot_description"]:
             self._request_model(self._p["robot_description"], "parameter robot_description")
+        if "robot_description_file" in changed and self._p["robot_description_file"]:
+            self._request_file(self._p["robot_description_file"])
 
     def _make_tick_timer(self) -> None:
         if self._tick_timer is not None:
@@ -320,6 +332,15 @@ class CoriolisNode(Node):
 
     def _on_description(self, msg: String) -> None:
         self._request_model(msg.data, f"topic {self.resolve_topic_name('robot_description')}")
+
+    def _request_file(self, path: str) -> None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                urdf = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            self._report_bad_description(f"file {path}", f"cannot read: {exc}")
+            return
+        self._request_model(urdf, f"file {path}")
 
     def _request_model(self, urdf: str, source: str) -> None:
         if not urdf.strip():
@@ -389,7 +410,9 @@ class CoriolisNode(Node):
                 f"robot model replaced: {old.name} ({old.n} DoF) -> {model.name} "
                 f"({model.n} DoF) from {source}"
             )
-        self.get_logger().info(f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s")
+        self.get_logger().info(
+            f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s (from {source})"
+        )
 
     # ------------------------------------------------------------------ joint states
     #
@@ -438,6 +461,10 @@ class CoriolisNode(Node):
         elif status == ACCEPTED:
             if result.new_unknown:
                 self._report_unknown(result.new_unknown, model)
+            stamp = msg.header.stamp
+            problem = stamp_problem(stamp.sec, stamp.nanosec, self._clock.now().nanoseconds)
+            if problem is not None:
+                self._report_stamp(problem, stamp, now)
             if self._tick_timer is None:
                 self._request_tick(enter)
         elif status == REJECTED:
@@ -451,6 +478,24 @@ class CoriolisNode(Node):
                 now,
             )
         self._last_callback = time.perf_counter() - enter
+
+    def _report_stamp(self, problem: str, stamp, now: float) -> None:
+        """Zero or future-dated stamp: used as is (documented policy), throttled warning."""
+        if problem == ZERO_STAMP:
+            text = (
+                "joint_states with a zero header.stamp: used as is, so coriolis_state is "
+                "stamped 0 too (the publisher should stamp its messages)"
+            )
+        else:
+            ahead = (stamp.sec * 1e9 + stamp.nanosec - self._clock.now().nanoseconds) * 1e-9
+            text = (
+                f"joint_states stamped {ahead:.3f} s ahead of this node's clock: used as is "
+                "(coriolis_state carries the same stamp); check the publisher's clock and "
+                "use_sim_time"
+            )
+        with self._lock:
+            self._stamp_problems[problem] += 1
+        self._warn(("stamp", problem), text, now)
 
     def _report_unknown(self, names, model) -> None:
         for name in names:
@@ -508,6 +553,7 @@ class CoriolisNode(Node):
                 return
             buffer = model.buffer
             stale = buffer.stale(start, timeout)
+            stale_velocity = buffer.stale_velocity(start, timeout)
             if buffer.pending == 0:
                 take = None
             else:
@@ -522,6 +568,13 @@ class CoriolisNode(Node):
             self._warn(
                 "stale",
                 f"stale joint_states: no value for more than {timeout:g} s from {name_list(stale)}",
+                start,
+            )
+        if stale_velocity:
+            self._warn(
+                "stale-velocity",
+                f"joint_states without velocity for more than {timeout:g} s for "
+                f"{name_list(stale_velocity)}: still using their last velocity",
                 start,
             )
         if take is None:
@@ -718,6 +771,11 @@ class CoriolisNode(Node):
                         n for n, ok in zip(buffer.joint_names, buffer.has_velocity) if not ok
                     )
                 s.stale = buffer.stale(now, float(self._p["joint_state_timeout"]))
+                s.stale_velocity = buffer.stale_velocity(
+                    now, float(self._p["joint_state_timeout"])
+                )
+            s.zero_stamps = self._stamp_problems[ZERO_STAMP]
+            s.future_stamps = self._stamp_problems[FUTURE_STAMP]
         return s, extra
 
     def _publish_diagnostics(self) -> None:
@@ -746,16 +804,52 @@ class CoriolisNode(Node):
         self._builder.join(timeout=0.5)
 
 
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _ros_args_error(exc: BaseException) -> str:
+    """One line for an rclpy.init failure (rcl's message without its source locations)."""
+    if type(exc).__name__ == "UnknownROSArgsError":
+        unknown = exc.args[0] if exc.args else str(exc)
+        if isinstance(unknown, str):  # rclpy passes the list's repr
+            try:
+                unknown = ast.literal_eval(unknown) if unknown.startswith("[") else [unknown]
+            except (ValueError, SyntaxError):
+                unknown = [unknown]
+        shown = " ".join(str(a) for a in unknown[:5])
+        if len(unknown) > 5:
+            shown += f" ... ({len(unknown) - 5} more)"
+        return _one_line(
+            f"not understood: {shown} (a value with spaces must be one quoted argument; for a "
+            "URDF use -p robot_description_file:=PATH)"
+        )
+    text = re.sub(r", at /\S+:\d+", "", str(exc))
+    return _one_line(re.sub(r"^failed to initialize rcl: ", "", text))
+
+
 def main(args=None) -> int:
     # The executor thread and the compute worker share the GIL: hand it over sooner than the
     # default 5 ms so a woken worker does not wait a whole interval (tail latency).
     sys.setswitchinterval(5e-4)
-    rclpy.init(args=args)
+    # rcl logs its own "Failed to parse global arguments" line before raising: silence it, the
+    # one line below says what is wrong.
+    rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.FATAL)
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # noqa: BLE001 -- bad ROS arguments: one line, exit 2
+        print(f"{NODE_NAME}: invalid ROS arguments: {_ros_args_error(exc)}", file=sys.stderr)
+        return 2
+    rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.UNSET)
     node = None
     try:
         try:
             node = CoriolisNode()
-        except Exception as exc:  # noqa: BLE001 -- bad parameters: say why and exit non-zero
+        except (ParameterException, ValueError) as exc:  # a -p value or a params file
+            print(f"{NODE_NAME}: invalid parameter: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        except Exception as exc:  # noqa: BLE001 -- anything else: say why and exit non-zero
             get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
             return 1
         threads = int(node.get_parameter("executor_threads").value)

@@ -86,6 +86,25 @@ def check_arrays(names, position, velocity, effort_len: int = 0) -> str | None:
     return None
 
 
+ZERO_STAMP = "zero"
+FUTURE_STAMP = "future"
+# A stamp this far ahead of the node's clock counts as future-dated (clock skew between hosts
+# of a few ms is normal; a stamp seconds ahead is a wrong clock or a wrong unit).
+FUTURE_STAMP_TOLERANCE_NS = 500_000_000
+
+
+def stamp_problem(sec: int, nanosec: int, now_ns: int) -> str | None:
+    """ZERO_STAMP, FUTURE_STAMP (beyond the tolerance ahead of `now_ns`) or None.
+
+    `now_ns` <= 0 (a simulated clock that has not started) disables the future check.
+    """
+    if sec == 0 and nanosec == 0:
+        return ZERO_STAMP
+    if now_ns > 0 and sec * 1_000_000_000 + nanosec > now_ns + FUTURE_STAMP_TOLERANCE_NS:
+        return FUTURE_STAMP
+    return None
+
+
 @dataclass
 class UpdateResult:
     status: str
@@ -155,6 +174,7 @@ class JointStateBuffer:
         self.has_position = np.zeros(self.n, dtype=bool)
         self.has_velocity = np.zeros(self.n, dtype=bool)
         self.updated = np.full(self.n, math.inf)  # receive time of each joint's last value
+        self.velocity_updated = np.full(self.n, math.inf)  # ... of its last velocity
         self._complete = self.n == 0
         self._all_velocity = self.n == 0
         self.stamp = None
@@ -238,6 +258,7 @@ class JointStateBuffer:
                 np.copyto(self.velocity, velocity)
                 if not self._all_velocity:
                     self.has_velocity.fill(True)
+                self.velocity_updated.fill(now)
             if not self._complete:
                 self.has_position.fill(True)
             self.updated.fill(now)
@@ -250,6 +271,7 @@ class JointStateBuffer:
                 self.velocity[model_idx] = gather
                 if not self._all_velocity:
                     self.has_velocity[model_idx] = True
+                self.velocity_updated[model_idx] = now
             if not self._complete:
                 self.has_position[model_idx] = True
             self.updated[model_idx] = now
@@ -288,6 +310,21 @@ class JointStateBuffer:
             return ()
         return tuple(self.joint_names[i] for i in np.flatnonzero(now - self.updated > timeout))
 
+    def stale_velocity(self, now: float, timeout: float) -> tuple:
+        """Joints whose velocity in use is older than `timeout` while their position is newer.
+
+        Messages without velocity keep each joint's last velocity; once that is older than
+        `timeout` it is still used, and these joints are reported (never silently). Joints
+        stale altogether are reported by `stale`, joints that never had a velocity by `take`.
+        """
+        if timeout <= 0.0 or not self.n:
+            return ()
+        oldest = self.velocity_updated.min()
+        if oldest == math.inf or now - oldest <= timeout:
+            return ()
+        old = (now - self.velocity_updated > timeout) & (now - self.updated <= timeout)
+        return tuple(self.joint_names[i] for i in np.flatnonzero(old))
+
     def seed_from(self, other: JointStateBuffer) -> None:
         """Take over the values of joints this model shares with `other` (model replacement)."""
         for name, j in other._index.items():
@@ -299,6 +336,7 @@ class JointStateBuffer:
             self.has_position[i] = other.has_position[j]
             self.has_velocity[i] = other.has_velocity[j]
             self.updated[i] = other.updated[j]
+            self.velocity_updated[i] = other.velocity_updated[j]
         self._complete = bool(self.has_position.all())
         self._all_velocity = bool(self.has_velocity.all())
         self.stamp = other.stamp
