@@ -3,6 +3,8 @@
 #   make install  rebuild + install the current tree into .venv (incremental, ~1 s)
 #   make test     setup if needed, install, ruff check, pytest on test/ against the installed copy
 #   make demo     setup if needed, install, run python -m coriolis_ros.demo
+#   make run URDF=robot.urdf [ARGS='-p update_rate:=500.0']
+#                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
 #   make lint     ruff check
 #   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
@@ -14,7 +16,7 @@ PYTEST_ARGS ?= test
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: setup install test demo bench lint clean distclean
+.PHONY: setup install test demo run bench lint clean distclean
 
 setup:
 	scripts/setup.sh
@@ -31,6 +33,12 @@ test: setup
 
 demo: setup
 	scripts/run.sh python -m coriolis_ros.demo
+
+# The node on a URDF file, in the venv (ROS_DOMAIN_ID: yours if set, else one derived from the
+# shell's pid, printed by scripts/env.sh users via `echo $$ROS_DOMAIN_ID`).
+run: setup
+	@if [ -z "$(URDF)" ]; then echo "usage: make run URDF=path/to/robot.urdf [ARGS='--ros-args ...']" >&2; exit 2; fi
+	scripts/run.sh python -m coriolis_ros.node --ros-args -p robot_description_file:=$(abspath $(URDF)) $(ARGS)
 
 bench: setup
 	@if [ -f bench/run_all.py ]; then scripts/run.sh python bench/run_all.py; \

@@ -27,6 +27,9 @@ class Snapshot:
     missing: tuple = ()  # model joints without a position yet
     stale: tuple = ()
     no_velocity: tuple = ()
+    stale_velocity: tuple = ()  # joints whose velocity in use is older than the timeout
+    zero_stamps: int = 0  # joint_states with a zero stamp, since start
+    future_stamps: int = 0  # joint_states stamped ahead of the node's clock, since start
     input_rate: float = 0.0
     output_rate: float = 0.0
     compute_mean: float = math.nan  # s per tick over the last period
@@ -61,6 +64,9 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         ("stale_joints", name_list(s.stale) if s.stale else ""),
         ("missing_joints", name_list(s.missing) if s.missing else ""),
         ("joints_without_velocity", name_list(s.no_velocity) if s.no_velocity else ""),
+        ("joints_with_old_velocity", name_list(s.stale_velocity) if s.stale_velocity else ""),
+        ("zero_stamp_messages", s.zero_stamps),
+        ("future_stamp_messages", s.future_stamps),
         ("self_check_residual", s.residual),
         ("last_rejected_input", s.last_rejection),
         ("last_rejected_description", s.model_error),
@@ -84,6 +90,8 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         warnings.append(f"stale joints: {name_list(s.stale)}")
     if s.no_velocity:
         warnings.append(f"no velocity (using 0) for: {name_list(s.no_velocity)}")
+    if s.stale_velocity:
+        warnings.append(f"velocity older than the timeout for: {name_list(s.stale_velocity)}")
     if s.model_error:
         warnings.append(f"robot_description rejected, old model kept: {s.model_error}")
     if warnings:
