@@ -275,8 +275,8 @@ def _peak_growth(step, iterations: int = 1000) -> int:
     Any temporary array of m float64 the step creates raises the peak by at least 8 m bytes
     (numpy reports its data allocations to tracemalloc), even though it is freed right away.
     """
-    step(0)
-    step(1)  # warm: one-time caches
+    for k in range(8):  # warm: one-time caches (every message layout the steps cycle through)
+        step(k)
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
