@@ -63,3 +63,26 @@ def test_wire_fill_rejects_a_wrong_length():
     out.view["mass_matrix"] = np.zeros(4)
     with pytest.raises(ValueError):
         wire.fill(out.view, 0, 0)
+
+
+@pytest.mark.parametrize("n", [7, 18])
+def test_wire_floating_base_layout_equals_rclpy_serialisation(n):
+    """Floating base: position has nq = n + 1 entries and position_names is filled."""
+    rng = np.random.default_rng(7)
+    names = [f"j{k}" for k in range(n)]
+    position_names = [f"p{k}" for k in range(n + 1)]
+    out = TickOutputs(n, n + 1)
+    published = out.set_flags({p: True for _, p, _ in OUTPUT_FIELDS})
+    fields = ["position", "velocity"] + [f for f, on in published.items() if on]
+    sizes = {f: len(out.storage[f]) for f in fields}
+    assert sizes["position"] == n + 1 and sizes["velocity"] == n
+    wire = WireState(names, sizes, "odom", position_names)
+    for view in out.view.values():
+        view[...] = rng.normal(size=view.shape)
+    wire.fill(out.view, 12, 34)
+    back = deserialize_message(wire.payload(), CoriolisState)
+    msg = deserialize_message(_reference(names, out.view, fields, "odom", 12, 34), CoriolisState)
+    msg.position_names = position_names
+    assert back == msg
+    assert list(back.position_names) == position_names
+    np.testing.assert_array_equal(back.position, out.view["position"])

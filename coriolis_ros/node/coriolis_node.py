@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import rclpy
 import rclpy.logging
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -52,6 +53,7 @@ from coriolis_ros.msg import CoriolisState
 from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
 
 from . import diagnostics
+from .base_state import BASE_SIZES, BaseStateBuffer, request_base
 from .conversions import empty_field, to_field
 from .joint_state_buffer import (
     ACCEPTED,
@@ -78,7 +80,7 @@ _LEVELS = {
     diagnostics.STALE: DiagnosticStatus.STALE,
 }
 
-# The node serves fixed-base models only (root_joint is fixed): base fields must stay empty.
+# A fixed-base model (root_joint fixed) takes no base state: base fields must stay empty.
 FIXED_BASE_REQUEST = (
     "base_position/base_velocity given, but the model has a fixed base (root_joint: fixed)"
 )
@@ -91,7 +93,7 @@ class _Model:
     in `msg`, so the kernels write straight into the message that is published.
     """
 
-    def __init__(self, dyn, service_dyn, urdf: str):
+    def __init__(self, dyn, service_dyn, urdf: str, base_state_timeout: float):
         self.dyn = dyn
         self.service_dyn = service_dyn  # separate instance: services never touch dyn
         self.service_lock = threading.Lock()
@@ -100,12 +102,23 @@ class _Model:
         self.joint_names = tuple(dyn.joint_names)
         self.n = dyn.nv
         self.tree_depth = dyn.tree_depth
-        self.buffer = JointStateBuffer(self.joint_names)
-        self.out = TickOutputs(self.n)
+        # A floating or planar root leads q and v: its state comes from odometry (`base`),
+        # the joints' from joint_states (`buffer`), each written into its part of q and qd.
+        self.root_joint = dyn.root_joint
+        nqb, nvb = BASE_SIZES[self.root_joint]
+        self.position_names = tuple(dyn.position_names) if nvb else ()
+        self.measured_names = self.joint_names[nvb:]  # the joints read from joint_states
+        self.buffer = JointStateBuffer(self.measured_names)
+        self.base = (
+            BaseStateBuffer(self.root_joint, dyn.root_link, base_state_timeout) if nvb else None
+        )
+        self.out = TickOutputs(self.n, dyn.nq)
+        self.q_joints, self.qd_joints = self.out.q[nqb:], self.out.qd[nvb:]
         # check_fields=True: the setters then keep an array.array('d') by reference (without
         # it they copy), so the views in `out` stay the message's storage.
         self.msg = CoriolisState(check_fields=True)
         self.msg.joint_names = list(self.joint_names)
+        self.msg.position_names = list(self.position_names)
         self.msg.position = self.out.storage["position"]
         self.msg.velocity = self.out.storage["velocity"]
         self.flags_version = -1
@@ -118,10 +131,10 @@ class _Model:
             setattr(self.msg, field_name, self.out.storage[field_name] if on else empty_field())
         self.msg.header.frame_id = frame_id
         self.flags_version = version
-        sizes = {"position": self.n, "velocity": self.n}
+        sizes = {"position": self.out.nq, "velocity": self.n}
         sizes.update((f, len(self.out.storage[f])) for f, on in published.items() if on)
         try:
-            self.wire = WireState(self.joint_names, sizes, frame_id)
+            self.wire = WireState(self.joint_names, sizes, frame_id, self.position_names)
         except Exception as exc:  # noqa: BLE001 -- publish the message object instead
             self.wire = None
             return f"{type(exc).__name__}: {exc}"
@@ -232,6 +245,22 @@ class CoriolisNode(Node):
             ),
             callback_group=self._state_group,
         )
+        if self._p["root_joint"] != "fixed":
+            from nav_msgs.msg import Odometry
+
+            # Same group as joint_states: the two never run at once; ticks take the lock.
+            self.create_subscription(
+                Odometry,
+                "odom",
+                self._on_odometry,
+                QoSProfile(
+                    depth=self._p["input_queue_depth"],
+                    reliability=ReliabilityPolicy.BEST_EFFORT,
+                    durability=DurabilityPolicy.VOLATILE,
+                    history=HistoryPolicy.KEEP_LAST,
+                ),
+                callback_group=self._state_group,
+            )
         self.create_subscription(
             String,
             "robot_description",
@@ -388,18 +417,21 @@ class CoriolisNode(Node):
                 self._model_error = ""  # an earlier rejected description is superseded
             self.get_logger().info(f"robot_description from {source} unchanged, model kept")
             return
+        root_joint = self._p["root_joint"]
         try:
-            dyn = Dynamics.from_urdf(urdf, gravity=self._gravity)
+            dyn = Dynamics.from_urdf(urdf, gravity=self._gravity, root_joint=root_joint)
         except URDFError as exc:
             self._report_bad_description(source, str(exc))
             return
-        types = zip(dyn.joint_names, dyn.model.joint_types, strict=True)
+        skip = BASE_SIZES[root_joint][1]  # the rows of the node's own root joint
+        types = zip(dyn.joint_names[skip:], dyn.model.joint_types[skip:], strict=True)
         multi_dof = sorted({n.rsplit("/", 1)[0] for n, t in types if t in ("floating", "planar")})
         if multi_dof:
             self._report_bad_description(
                 source,
                 f"joint(s) {', '.join(repr(n) for n in multi_dof)} are floating or planar: the "
-                "node reads single-DoF joints from joint_states only",
+                "node reads single-DoF joints from joint_states, and a floating or planar base "
+                "only through the root_joint parameter (with odometry)",
             )
             return
         if self._stop.is_set():
@@ -408,13 +440,16 @@ class CoriolisNode(Node):
         start = time.perf_counter()
         dyn.warmup()
         service_dyn.warmup()
-        model = _Model(dyn, service_dyn, urdf)
+        model = _Model(dyn, service_dyn, urdf, float(self._p["base_state_timeout"]))
+        model.out.q[:] = dyn.neutral()  # a valid configuration (unit quaternion) to warm up on
         model.out.compute(model.dyn)  # one real tick on the new buffers, off the tick path
         warmup = time.perf_counter() - start
         with self._lock:
             old = self._model
             if old is not None:
                 model.buffer.seed_from(old.buffer)  # shared joints keep their values
+                if model.base is not None and old.base is not None:
+                    model.base.seed_from(old.base)
             self._model = model
             self._model_error = ""
             self._residual = math.nan
@@ -424,8 +459,16 @@ class CoriolisNode(Node):
                 f"robot model replaced: {old.name} ({old.n} DoF) -> {model.name} "
                 f"({model.n} DoF) from {source}"
             )
+        if model.base is None:
+            root = f"root link '{dyn.root_link}' fixed to the world"
+        else:
+            topic = self.resolve_topic_name("odom")
+            root = (
+                f"root link '{dyn.root_link}' on a {model.root_joint} joint "
+                f"(base state from {topic}, nav_msgs/Odometry)"
+            )
         self.get_logger().info(
-            f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s (from {source})"
+            f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s (from {source}); {root}"
         )
 
     # ------------------------------------------------------------------ joint states
@@ -492,6 +535,24 @@ class CoriolisNode(Node):
                 now,
             )
         self._last_callback = time.perf_counter() - enter
+
+    def _on_odometry(self, msg) -> None:
+        """Keep the newest valid odometry of the root link (floating or planar root_joint)."""
+        now = time.monotonic()
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        with self._lock:
+            model = self._model
+            if model is None or model.base is None:
+                return  # no model yet: its root link is unknown
+            accepted, note = model.base.update(
+                msg.child_frame_id, msg.header.frame_id, (p.x, p.y, p.z),
+                (o.x, o.y, o.z, o.w), (lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), stamp,
+            )  # fmt: skip
+        if note:
+            what = "odometry" if accepted else "odometry rejected"
+            self._warn(("odometry", accepted), f"{what}: {note}", now)
 
     def _report_stamp(self, problem: str, stamp, now: float) -> None:
         """Zero or future-dated stamp: used as is (documented policy), throttled warning."""
@@ -568,11 +629,15 @@ class CoriolisNode(Node):
             buffer = model.buffer
             stale = buffer.stale(start, timeout)
             stale_velocity = buffer.stale_velocity(start, timeout)
+            base_wait = ""
             if buffer.pending == 0:
                 take = None
             else:
-                take = buffer.take(model.out.q, model.out.qd)
-                if take.missing:
+                take = buffer.take(model.q_joints, model.qd_joints)
+                if not take.missing and model.base is not None:
+                    stamp_ns = take.stamp.sec * 1_000_000_000 + take.stamp.nanosec
+                    base_wait = model.base.fill(model.out.q, model.out.qd, stamp_ns)
+                if take.missing or base_wait:
                     self._counters.withheld += take.pending
                 else:
                     self._counters.skipped += take.pending - 1
@@ -600,6 +665,9 @@ class CoriolisNode(Node):
                 f"{len(take.missing)} of {model.n} joints: {name_list(take.missing)}",
                 start,
             )
+            return
+        if base_wait:
+            self._warn("base", f"not publishing: {base_wait}", start)
             return
         if take.no_velocity:
             self._warn(
@@ -658,7 +726,7 @@ class CoriolisNode(Node):
             if model is None:
                 response.message = "no robot model yet (waiting for robot_description)"
                 return response
-            if len(request.base_position):
+            if model.base is None and len(request.base_position):
                 response.message = FIXED_BASE_REQUEST
                 return response
             if not len(request.joint_names) and not len(request.position):
@@ -673,15 +741,25 @@ class CoriolisNode(Node):
                 response.header.stamp = stamp
             else:
                 q, _, reason = resolve_request(
-                    model.joint_names, request.joint_names, request.position, what="request"
+                    model.measured_names, request.joint_names, request.position, what="request"
                 )
                 if q is None:
                     response.message = reason
                     return response
                 response.header.stamp = self.get_clock().now().to_msg()
+            if model.base is not None:
+                with self._lock:
+                    base = request_base(
+                        model.root_joint, request.base_position, (), False, model.base
+                    )
+                if isinstance(base, str):
+                    response.message = base
+                    return response
+                q = np.concatenate((base[0], q))
             with model.service_lock:
                 gamma = model.service_dyn.christoffel(q)
             response.joint_names = list(model.joint_names)
+            response.position_names = list(model.position_names)
             response.position = to_field(q)
             response.symbols = to_field(gamma)
             response.success = True
@@ -698,11 +776,11 @@ class CoriolisNode(Node):
             if model is None:
                 response.message = "no robot model yet (waiting for robot_description)"
                 return response
-            if len(request.base_position) or len(request.base_velocity):
+            if model.base is None and (len(request.base_position) or len(request.base_velocity)):
                 response.message = FIXED_BASE_REQUEST
                 return response
             q, qd, reason = resolve_request(
-                model.joint_names,
+                model.measured_names,
                 request.joint_names,
                 request.position,
                 request.velocity,
@@ -711,6 +789,19 @@ class CoriolisNode(Node):
             if q is None:
                 response.message = reason
                 return response
+            if model.base is not None:
+                # joint velocities given: the base's are needed too; none: all zero
+                moving = len(request.velocity) > 0
+                with self._lock:
+                    base = request_base(
+                        model.root_joint, request.base_position, request.base_velocity,
+                        moving, model.base,
+                    )  # fmt: skip
+                if isinstance(base, str):
+                    response.message = base
+                    return response
+                q = np.concatenate((base[0], q))
+                qd = np.concatenate((base[1] if moving else np.zeros_like(base[1]), qd))
             dyn = model.service_dyn
             with model.service_lock:
                 M, Mdot, C = dyn.coriolis(q, qd)
@@ -730,6 +821,7 @@ class CoriolisNode(Node):
                 for field_name, value in fields.items():
                     setattr(response, field_name, to_field(value))
             response.joint_names = list(model.joint_names)
+            response.position_names = list(model.position_names)
             response.success = True
             response.message = f"{model.name}: {model.n} DoF"
         except Exception as exc:  # noqa: BLE001 -- a service never raises
@@ -755,6 +847,7 @@ class CoriolisNode(Node):
                 residual=self._residual,
                 residual_scale=self._residual_scale,
                 counters=self._counters.as_dict(),
+                root_joint=self._p["root_joint"],
                 last_rejection=self._last_rejection,
                 update_rate=float(self._p["update_rate"]),
             )
@@ -794,6 +887,9 @@ class CoriolisNode(Node):
                 s.stale_velocity = buffer.stale_velocity(
                     now, float(self._p["joint_state_timeout"])
                 )
+                if model.base is not None:
+                    s.odometry_received = model.base.received
+                    s.odometry_rejected = model.base.rejected
             s.zero_stamps = self._stamp_problems[ZERO_STAMP]
             s.future_stamps = self._stamp_problems[FUTURE_STAMP]
         return s, extra

@@ -51,9 +51,30 @@ PARAMETERS = (
     ParamSpec(
         "gravity",
         [0.0, 0.0, -9.81],
-        "Gravity vector [x, y, z] in the URDF root frame, m/s^2.",
+        "Gravity vector [x, y, z] in the world frame, m/s^2: the URDF root frame on a fixed "
+        "base, the odometry's header.frame_id (taken as gravity-aligned) on a floating one.",
         read_only=True,
         constraints="exactly 3 finite numbers",
+    ),
+    ParamSpec(
+        "root_joint",
+        "fixed",
+        "How the URDF's root link is attached to the world. fixed: welded (arms). floating: a "
+        "free-flyer (legged robots, humanoids); planar: moves in the world's x-y plane. For "
+        "floating and planar the base state comes from the odom topic (nav_msgs/Odometry of "
+        "the root link, REP 105) and leads every vector: see CoriolisState.msg.",
+        read_only=True,
+        constraints="fixed, floating or planar",
+    ),
+    ParamSpec(
+        "base_state_timeout",
+        0.1,
+        "Floating or planar base: largest difference in seconds between a joint state's stamp "
+        "and the newest odometry's stamp for the two to be paired; beyond it nothing is "
+        "published (throttled warning) until fresh odometry arrives.",
+        read_only=True,
+        minimum=1e-4,
+        maximum=3600.0,
     ),
     ParamSpec(
         "update_rate",
@@ -144,6 +165,7 @@ PARAMETERS = (
 )
 
 EXECUTORS = ("events", "single")
+ROOT_JOINTS = ("fixed", "floating", "planar")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
@@ -167,6 +189,10 @@ def validate(name: str, value) -> str | None:
             return f"robot_description_file: no such file: {value}"
         if value and not os.access(value, os.R_OK):
             return f"robot_description_file: not readable: {value}"
+        return None
+    if name == "root_joint":
+        if value not in ROOT_JOINTS:
+            return f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {value!r}"
         return None
     if name == "executor":
         if value not in EXECUTORS:

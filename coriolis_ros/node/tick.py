@@ -26,14 +26,15 @@ VECTOR_PARAMS = (
 
 
 class TickOutputs:
-    """Result storage of one model (n DoF) and the kernel calls of a tick."""
+    """Result storage of one model (n velocity DoF, nq coordinates) and a tick's kernel calls."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, nq: int | None = None):
         self.n = n
+        self.nq = n if nq is None else nq
         self.storage: dict = {}
         self.view: dict = {}
         for field_name, shape in (
-            ("position", (n,)),
+            ("position", (self.nq,)),
             ("velocity", (n,)),
             ("coriolis_matrix", (n, n)),
             ("mass_matrix", (n, n)),

@@ -31,9 +31,10 @@ class WireState:
     `fill(arrays, stamp)`, `payload()` is what `Publisher.publish` takes.
     """
 
-    def __init__(self, joint_names, fields: dict, frame_id: str = ""):
+    def __init__(self, joint_names, fields: dict, frame_id: str = "", position_names=()):
         msg = CoriolisState()
         msg.joint_names = list(joint_names)
+        msg.position_names = list(position_names)
         msg.header.frame_id = frame_id
         msg.header.stamp.sec, msg.header.stamp.nanosec = _STAMP_SENTINEL
         rng = np.random.default_rng(20201)
