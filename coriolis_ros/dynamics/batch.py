@@ -1,0 +1,162 @@
+"""The batched calls of :class:`~coriolis_ros.dynamics.Dynamics`: many states per call.
+
+``dyn.coriolis_batch(Q, V)`` is ``dyn.coriolis(Q[t], V[t])`` for every row ``t``,
+computed in parallel over the rows by Numba threads (``numba.set_num_threads``
+chooses how many), each on a workspace of its own.  Row ``t`` of every result is
+bitwise equal to the single-state call on row ``t``.
+
+Shapes, for T states: ``Q`` (T, nq), ``V`` and ``A`` (T, nv); vectors come back
+as (T, n), matrices as (T, n, n), the Christoffel symbols as (T, n, n, n).
+
+Validation is the single-state one, per row: wrong shapes and a NaN, infinite or
+huge (beyond ±1e50) entry raise ``ValueError``, the latter naming the first bad
+row (``"V row 17 has a NaN ..."``) before anything is computed.  ``out=`` takes
+preallocated arrays (float64, C-contiguous, writeable, the right shapes).
+
+Each call is a pure function of its arrays, so the batches can be cut anywhere
+(chunks of a long recording, Dask tasks): results do not depend on the cut.
+
+One batch runs at a time per process (a lock around the parallel launch): each
+already uses every Numba thread, and Numba's ``workqueue`` threading layer must
+not be entered from two threads at once.  The per-thread workspaces belong to
+the :class:`Dynamics` instance, so, as for the single-state calls, one instance
+is not for several threads at once (:meth:`Dynamics.clone`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import config as numba_config
+from numba import get_num_threads, types
+
+from .kernels import batch as _kb
+from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, MAX_ABS, OVERLAP, SIZE_OUT, SIZE_Q
+
+_F64 = np.dtype(np.float64)
+_LAUNCH = threading.Lock()
+
+_RF1 = types.Array(types.float64, 1, "C", readonly=True)
+_RF2 = types.Array(types.float64, 2, "C", readonly=True)
+_F2 = types.Array(types.float64, 2, "C")
+_F3 = types.Array(types.float64, 3, "C")
+_F4 = types.Array(types.float64, 4, "C")
+_I = types.int64
+_SIGNATURES = {
+    "coriolis": (_kb.coriolis_batch, (_RF2, _F2, _F2, _F3, _I, _F3, _F3, _F3)),
+    "christoffel": (_kb.christoffel_batch, (_RF2, _F2, _F3, _I, _F4)),
+    "coriolis_vectors": (_kb.coriolis_vectors_batch, (_RF2, _F2, _F2, _F3, _I, _F2, _F2, _F2)),
+    "inverse_dynamics": (_kb.inverse_dynamics_batch, (_RF2, _RF1, _F2, _F2, _F2, _F3, _I, _F2)),
+    "gravity": (_kb.gravity_batch, (_RF2, _RF1, _F2, _F3, _I, _F2)),
+}
+
+
+class _Kernels:
+    """Each batch kernel, compiled (or loaded from the on-disk cache) on first use, then frozen."""
+
+    _lock = threading.Lock()
+
+    def __getattr__(self, name: str):
+        if name not in _SIGNATURES:
+            raise AttributeError(name)
+        with self._lock:
+            if name not in self.__dict__:
+                dispatcher, argtypes = _SIGNATURES[name]
+                dispatcher.compile(types.int64(*argtypes))
+                dispatcher.disable_compile()
+                self.__dict__[name] = dispatcher
+        return self.__dict__[name]
+
+
+_K = _Kernels()
+
+
+def workspaces(dyn) -> tuple[np.ndarray, int]:
+    """The instance's per-thread workspaces (allocated on its first batch call), threads in use."""
+    wss = dyn.__dict__.get("_batch_wss")
+    if wss is None:
+        wss = np.zeros((max(1, numba_config.NUMBA_NUM_THREADS), *dyn._ws.shape))
+        dyn._batch_wss = wss
+    return wss, get_num_threads()
+
+
+def rows(x, name: str, width: int) -> np.ndarray:
+    """x as a (T, width) float64 C-contiguous writeable array (x itself when it already is)."""
+    if (
+        type(x) is np.ndarray
+        and x.dtype == _F64
+        and x.ndim == 2
+        and x.flags.c_contiguous
+        and x.flags.writeable
+    ):
+        arr = x
+    else:
+        try:
+            arr = np.array(x, dtype=np.float64, copy=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a (T, {width}) array of numbers: {exc}") from None
+    if arr.ndim != 2 or arr.shape[1] != width:
+        raise ValueError(f"{name} must have shape (T, {width}), got {arr.shape}")
+    return arr
+
+
+def same_rows(named: dict) -> int:
+    counts = {name: arr.shape[0] for name, arr in named.items()}
+    if len(set(counts.values())) > 1:
+        got = ", ".join(f"{name}: {count}" for name, count in counts.items())
+        raise ValueError(f"{', '.join(counts)} must have the same number of rows, got {got}")
+    return next(iter(counts.values()))
+
+
+def outputs(out, shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
+    """New arrays of these shapes, or ``out`` checked against them."""
+    if out is None:
+        return tuple(np.empty(shape) for shape in shapes)
+    if isinstance(out, np.ndarray):
+        out = (out,)
+    try:
+        out = tuple(out)
+    except TypeError:
+        raise ValueError(f"out must be a tuple of {len(shapes)} arrays") from None
+    if len(out) != len(shapes):
+        raise ValueError(f"out must be a tuple of {len(shapes)} arrays")
+    for arr, shape in zip(out, shapes, strict=True):
+        if not (
+            type(arr) is np.ndarray
+            and arr.dtype == _F64
+            and arr.flags.c_contiguous
+            and arr.flags.writeable
+        ):
+            got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
+            raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
+        if arr.shape != shape:
+            raise ValueError(f"out array has shape {arr.shape}, expected {shape}")
+    return out
+
+
+def launch(name: str, args: list, inputs: tuple[str, ...]) -> None:
+    """Run batch kernel ``name``; a failure status becomes a ValueError naming the row."""
+    kernel = getattr(_K, name)
+    with _LAUNCH:
+        status = kernel(*args)
+    if status:
+        fail(status, inputs)
+
+
+def fail(status: int, inputs: tuple[str, ...]) -> None:
+    row, code = divmod(int(status), _kb.ROW)
+    if code in (BAD_Q, BAD_QD, BAD_QDD):
+        raise ValueError(
+            f"{inputs[code - BAD_Q]} row {row} has a NaN, infinite or huge "
+            f"(beyond ±{MAX_ABS:g}) entry"
+        )
+    if code == OVERLAP:
+        raise ValueError("out arrays must not share memory")
+    if code == SIZE_OUT:
+        raise ValueError("out arrays have the wrong shape")
+    if code == _kb.ROWS:
+        raise ValueError(f"{', '.join(inputs)} must have the same number of rows")
+    if SIZE_Q <= code <= SIZE_Q + 2:
+        raise ValueError(f"{inputs[code - SIZE_Q]} row {row} has the wrong length")
+    raise RuntimeError(f"internal error: batch kernel status {status}")

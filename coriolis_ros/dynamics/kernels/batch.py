@@ -1,0 +1,198 @@
+"""Batched kernels: one per-state kernel applied to T states, in parallel over the states.
+
+Each batch kernel takes the per-state inputs stacked as rows (``Q[t]``, ``V[t]``,
+``A[t]``), the outputs stacked the same way, and a stack of workspaces ``wss``
+(one (n, WS_WIDTH) workspace per Numba thread) and the number of threads in use
+(``numba.get_num_threads()``, read by the caller: called inside a kernel it would
+keep the kernel out of Numba's on-disk cache).  The states are split into as
+many contiguous chunks as there are threads; chunk ``c`` runs on its own
+workspace ``wss[c]`` and calls the *per-state kernel itself* on every row, so
+each row is computed by exactly the code a single-state call runs: the results
+are bitwise equal to a loop of single-state calls.  Nothing is allocated per
+state.
+
+Validation matches the single-state kernels: the rows are scanned in order
+before anything is computed, and the first bad row is reported as
+``status + ROW * t`` (``status`` one of kinematics.BAD_*), so the caller can name
+row ``t``.  Shape problems are reported like the per-state ones (``SIZE_*``,
+``ROWS``) with ``t = 0``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .christoffel import christoffel
+from .coriolis_matrix import coriolis_matrix
+from .coriolis_vectors import coriolis_vectors
+from .kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_WS, all_finite, disjoint
+from .rnea import generalized_gravity, inverse_dynamics
+from .spatial import WS_WIDTH, kernel
+
+# Status encoding: status + ROW * row (status < ROW).
+ROW = 256
+ROWS = 14  # inputs with different numbers of rows (states)
+
+# Same numerical options as the per-state kernels (spatial._OPTIONS), plus prange.
+batch_kernel = njit(
+    cache=True,
+    error_model="numpy",
+    boundscheck=False,
+    fastmath={"contract"},
+    nogil=True,
+    parallel=True,
+)
+
+
+@kernel
+def rows_ok(Q, V, A):
+    """0, or BAD_* + ROW * t for the first row t with a NaN, infinite or huge entry."""
+    for t in range(Q.shape[0]):
+        if not all_finite(Q[t]):
+            return BAD_Q + ROW * t
+        if not all_finite(V[t]):
+            return BAD_QD + ROW * t
+        if not all_finite(A[t]):
+            return BAD_QDD + ROW * t
+    return 0
+
+
+@kernel
+def batch_ok(mf, wss, Q, V, A):
+    """0, or the status of the first problem with the workspaces, the row counts or a row."""
+    n = mf.shape[0]
+    if wss.ndim != 3 or wss.shape[0] < 1 or wss.shape[1] < n or wss.shape[2] != WS_WIDTH:
+        return SIZE_WS
+    T = Q.shape[0]
+    if V.shape[0] != T or A.shape[0] != T:
+        return ROWS
+    return rows_ok(Q, V, A)
+
+
+@kernel
+def chunks(threads, T, wss):
+    """The number of chunks: one per thread, at most one per workspace and state."""
+    return max(0, min(threads, wss.shape[0], T))
+
+
+@kernel
+def first_status(statuses):
+    for c in range(statuses.shape[0]):
+        if statuses[c]:
+            return statuses[c]
+    return 0
+
+
+@kernel
+def rows_out_ok(T, n, x):
+    """x has T rows of n x n."""
+    return x.shape[0] == T and x.shape[1] == n and x.shape[2] == n
+
+
+@batch_kernel
+def coriolis_batch(mf, Q, V, wss, threads, M, Mdot, C):
+    """M[t], Mdot[t], C[t] = coriolis_matrix(Q[t], V[t]) for every row t."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, V)
+    if status:
+        return status
+    if not (rows_out_ok(T, n, M) and rows_out_ok(T, n, Mdot) and rows_out_ok(T, n, C)):
+        return SIZE_OUT
+    if not disjoint(M, Mdot, C):
+        return OVERLAP
+    k = chunks(threads, T, wss)
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = coriolis_matrix(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def christoffel_batch(mf, Q, wss, threads, Gamma):
+    """Gamma[t] = christoffel(Q[t]) for every row t."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, Q, Q)
+    if status:
+        return status
+    if Gamma.shape[0] != T or Gamma.shape[1] != n or Gamma.shape[2] != n or Gamma.shape[3] != n:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = christoffel(mf, Q[t], ws, Gamma[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def coriolis_vectors_batch(mf, Q, V, wss, threads, Cqd, CTqd, P):
+    """Cqd[t], CTqd[t], P[t] = coriolis_vectors(Q[t], V[t]) for every row t."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, V)
+    if status:
+        return status
+    for x in (Cqd, CTqd, P):
+        if x.shape[0] != T or x.shape[1] != n:
+            return SIZE_OUT
+    if not disjoint(Cqd, CTqd, P):
+        return OVERLAP
+    k = chunks(threads, T, wss)
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = coriolis_vectors(mf, Q[t], V[t], ws, Cqd[t], CTqd[t], P[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def inverse_dynamics_batch(mf, gravity, Q, V, A, wss, threads, Tau):
+    """Tau[t] = inverse_dynamics(Q[t], V[t], A[t]) for every row t."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, A)
+    if status:
+        return status
+    if Tau.shape[0] != T or Tau.shape[1] != n:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = inverse_dynamics(mf, gravity, Q[t], V[t], A[t], ws, Tau[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def gravity_batch(mf, gravity, Q, wss, threads, G):
+    """G[t] = generalized_gravity(Q[t]) for every row t."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, Q, Q)
+    if status:
+        return status
+    if G.shape[0] != T or G.shape[1] != n:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = generalized_gravity(mf, gravity, Q[t], ws, G[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
