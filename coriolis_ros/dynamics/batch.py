@@ -43,6 +43,7 @@ _F2 = types.Array(types.float64, 2, "C")
 _F3 = types.Array(types.float64, 3, "C")
 _F4 = types.Array(types.float64, 4, "C")
 _I = types.int64
+# name (as in api._SIGNATURES) -> (batch kernel, its argument types after the per-state kernel)
 _SIGNATURES = {
     "coriolis": (_kb.coriolis_batch, (_RF2, _F2, _F2, _F3, _I, _F3, _F3, _F3)),
     "christoffel": (_kb.christoffel_batch, (_RF2, _F2, _F3, _I, _F4)),
@@ -53,7 +54,11 @@ _SIGNATURES = {
 
 
 class _Kernels:
-    """Each batch kernel, compiled (or loaded from the on-disk cache) on first use, then frozen."""
+    """Each batch kernel, compiled (or loaded from the on-disk cache) on first use, then frozen.
+
+    Its first argument is the per-state kernel of the same name, typed as a first-class
+    function with the per-state signature registered in ``api._SIGNATURES``.
+    """
 
     _lock = threading.Lock()
 
@@ -62,8 +67,11 @@ class _Kernels:
             raise AttributeError(name)
         with self._lock:
             if name not in self.__dict__:
+                from .api import _SIGNATURES as _PER_STATE
+
                 dispatcher, argtypes = _SIGNATURES[name]
-                dispatcher.compile(types.int64(*argtypes))
+                per_state = types.FunctionType(types.int64(*_PER_STATE[name][1]))
+                dispatcher.compile(types.int64(per_state, *argtypes))
                 dispatcher.disable_compile()
                 self.__dict__[name] = dispatcher
         return self.__dict__[name]
@@ -93,7 +101,7 @@ def rows(x, name: str, width: int) -> np.ndarray:
         arr = x
     else:
         try:
-            arr = np.array(x, dtype=np.float64, copy=True)
+            arr = np.array(x, dtype=np.float64, order="C", copy=True)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} must be a (T, {width}) array of numbers: {exc}") from None
     if arr.ndim != 2 or arr.shape[1] != width:
@@ -135,11 +143,12 @@ def outputs(out, shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
     return out
 
 
-def launch(name: str, args: list, inputs: tuple[str, ...]) -> None:
-    """Run batch kernel ``name``; a failure status becomes a ValueError naming the row."""
+def launch(name: str, per_state, args: list, inputs: tuple[str, ...]) -> None:
+    """Run batch kernel ``name`` with the compiled per-state kernel; a failure status becomes a
+    ValueError naming the row."""
     kernel = getattr(_K, name)
     with _LAUNCH:
-        status = kernel(*args)
+        status = kernel(per_state, *args)
     if status:
         fail(status, inputs)
 

@@ -6,10 +6,14 @@ Each batch kernel takes the per-state inputs stacked as rows (``Q[t]``, ``V[t]``
 (``numba.get_num_threads()``, read by the caller: called inside a kernel it would
 keep the kernel out of Numba's on-disk cache).  The states are split into as
 many contiguous chunks as there are threads; chunk ``c`` runs on its own
-workspace ``wss[c]`` and calls the *per-state kernel itself* on every row, so
-each row is computed by exactly the code a single-state call runs: the results
-are bitwise equal to a loop of single-state calls.  Nothing is allocated per
-state.
+workspace ``wss[c]`` and calls the *per-state kernel itself* on every row:
+``kern``, the compiled single-state kernel, passed as a first-class function
+(Numba ``FunctionType``), i.e. called through its address.  Each row therefore
+runs the very machine code a single-state call runs, and the results are
+bitwise equal to a loop of single-state calls.  (A direct call would let LLVM
+inline the per-state kernel into the parallel loop and re-optimize it there; it
+then fuses multiply-adds differently, and inverse dynamics differed from the
+single-state call in the last bit.)  Nothing is allocated per state.
 
 Validation matches the single-state kernels: the rows are scanned in order
 before anything is computed, and the first bad row is reported as
@@ -21,11 +25,7 @@ row ``t``.  Shape problems are reported like the per-state ones (``SIZE_*``,
 import numpy as np
 from numba import njit, prange
 
-from .christoffel import christoffel
-from .coriolis_matrix import coriolis_matrix
-from .coriolis_vectors import coriolis_vectors
 from .kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_WS, all_finite, disjoint
-from .rnea import generalized_gravity, inverse_dynamics
 from .spatial import WS_WIDTH, kernel
 
 # Status encoding: status + ROW * row (status < ROW).
@@ -89,8 +89,8 @@ def rows_out_ok(T, n, x):
 
 
 @batch_kernel
-def coriolis_batch(mf, Q, V, wss, threads, M, Mdot, C):
-    """M[t], Mdot[t], C[t] = coriolis_matrix(Q[t], V[t]) for every row t."""
+def coriolis_batch(kern, mf, Q, V, wss, threads, M, Mdot, C):
+    """M[t], Mdot[t], C[t] = kern(Q[t], V[t]) for every row t (kern: coriolis_matrix)."""
     n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, V, V)
@@ -105,15 +105,15 @@ def coriolis_batch(mf, Q, V, wss, threads, M, Mdot, C):
     for c in prange(k):
         ws = wss[c]
         for t in range(T * c // k, T * (c + 1) // k):
-            s = coriolis_matrix(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
+            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
 
 
 @batch_kernel
-def christoffel_batch(mf, Q, wss, threads, Gamma):
-    """Gamma[t] = christoffel(Q[t]) for every row t."""
+def christoffel_batch(kern, mf, Q, wss, threads, Gamma):
+    """Gamma[t] = kern(Q[t]) for every row t (kern: christoffel)."""
     n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, Q, Q)
@@ -126,15 +126,15 @@ def christoffel_batch(mf, Q, wss, threads, Gamma):
     for c in prange(k):
         ws = wss[c]
         for t in range(T * c // k, T * (c + 1) // k):
-            s = christoffel(mf, Q[t], ws, Gamma[t])
+            s = kern(mf, Q[t], ws, Gamma[t])
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
 
 
 @batch_kernel
-def coriolis_vectors_batch(mf, Q, V, wss, threads, Cqd, CTqd, P):
-    """Cqd[t], CTqd[t], P[t] = coriolis_vectors(Q[t], V[t]) for every row t."""
+def coriolis_vectors_batch(kern, mf, Q, V, wss, threads, Cqd, CTqd, P):
+    """Cqd[t], CTqd[t], P[t] = kern(Q[t], V[t]) for every row t (kern: coriolis_vectors)."""
     n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, V, V)
@@ -150,15 +150,15 @@ def coriolis_vectors_batch(mf, Q, V, wss, threads, Cqd, CTqd, P):
     for c in prange(k):
         ws = wss[c]
         for t in range(T * c // k, T * (c + 1) // k):
-            s = coriolis_vectors(mf, Q[t], V[t], ws, Cqd[t], CTqd[t], P[t])
+            s = kern(mf, Q[t], V[t], ws, Cqd[t], CTqd[t], P[t])
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
 
 
 @batch_kernel
-def inverse_dynamics_batch(mf, gravity, Q, V, A, wss, threads, Tau):
-    """Tau[t] = inverse_dynamics(Q[t], V[t], A[t]) for every row t."""
+def inverse_dynamics_batch(kern, mf, gravity, Q, V, A, wss, threads, Tau):
+    """Tau[t] = kern(Q[t], V[t], A[t]) for every row t (kern: inverse_dynamics)."""
     n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, V, A)
@@ -171,15 +171,15 @@ def inverse_dynamics_batch(mf, gravity, Q, V, A, wss, threads, Tau):
     for c in prange(k):
         ws = wss[c]
         for t in range(T * c // k, T * (c + 1) // k):
-            s = inverse_dynamics(mf, gravity, Q[t], V[t], A[t], ws, Tau[t])
+            s = kern(mf, gravity, Q[t], V[t], A[t], ws, Tau[t])
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
 
 
 @batch_kernel
-def gravity_batch(mf, gravity, Q, wss, threads, G):
-    """G[t] = generalized_gravity(Q[t]) for every row t."""
+def gravity_batch(kern, mf, gravity, Q, wss, threads, G):
+    """G[t] = kern(Q[t]) for every row t (kern: generalized_gravity)."""
     n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, Q, Q)
@@ -192,7 +192,7 @@ def gravity_batch(mf, gravity, Q, wss, threads, G):
     for c in prange(k):
         ws = wss[c]
         for t in range(T * c // k, T * (c + 1) // k):
-            s = generalized_gravity(mf, gravity, Q[t], ws, G[t])
+            s = kern(mf, gravity, Q[t], ws, G[t])
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
