@@ -71,12 +71,13 @@ def _nan_like(results):
     return {k: tuple(np.full_like(x, np.nan) for x in v) for k, v in results.items()}
 
 
+@pytest.mark.parametrize("T", [5, T])  # 5: below MIN_PARALLEL, run on the calling thread
 @pytest.mark.parametrize("name", ROBOTS + ["serial_chain_7", "binary_tree_7", "biped_arms_9"])
-def test_batch_equals_loop_bitwise(name):
+def test_batch_equals_loop_bitwise(name, T):
     if name not in ROBOTS and name not in TREES:
         pytest.fail(f"unknown random tree {name}: {sorted(TREES)}")
     dyn = dynamics_for(_urdf(name))
-    Q, V, A = _states(dyn.nv, np.random.default_rng(12))
+    Q, V, A = _states(dyn.nv, np.random.default_rng(12), T=T)
     expected = _loops(dyn, Q, V, A)
     got = _batches(dyn, Q, V, A)
     out = _nan_like(expected)

@@ -209,7 +209,7 @@ class Dynamics:
         T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
         out = _batch.outputs(out, [(T, n, n)] * 3)
         args = [self._mf, Q, V, *_batch.workspaces(self), *out]
-        _batch.launch("coriolis", _K.coriolis, args, ("Q", "V"))
+        _batch.launch("coriolis", args, ("Q", "V"))
         return out
 
     def christoffel_batch(self, Q, out=None):
@@ -218,7 +218,7 @@ class Dynamics:
         T, n = Q.shape[0], self.nv
         (out,) = _batch.outputs(out, [(T, n, n, n)])
         args = [self._mf, Q, *_batch.workspaces(self), out]
-        _batch.launch("christoffel", _K.christoffel, args, ("Q",))
+        _batch.launch("christoffel", args, ("Q",))
         return out
 
     def coriolis_vectors_batch(self, Q, V, out=None):
@@ -228,7 +228,7 @@ class Dynamics:
         T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
         out = _batch.outputs(out, [(T, n)] * 3)
         args = [self._mf, Q, V, *_batch.workspaces(self), *out]
-        _batch.launch("coriolis_vectors", _K.coriolis_vectors, args, ("Q", "V"))
+        _batch.launch("coriolis_vectors", args, ("Q", "V"))
         return out
 
     def inverse_dynamics_batch(self, Q, V, A, out=None):
@@ -239,7 +239,7 @@ class Dynamics:
         T, n = _batch.same_rows({"Q": Q, "V": V, "A": A}), self.nv
         (out,) = _batch.outputs(out, [(T, n)])
         args = [self._mf, self._gravity, Q, V, A, *_batch.workspaces(self), out]
-        _batch.launch("inverse_dynamics", _K.inverse_dynamics, args, ("Q", "V", "A"))
+        _batch.launch("inverse_dynamics", args, ("Q", "V", "A"))
         return out
 
     def gravity_batch(self, Q, out=None):
@@ -248,7 +248,7 @@ class Dynamics:
         T, n = Q.shape[0], self.nv
         (out,) = _batch.outputs(out, [(T, n)])
         args = [self._mf, self._gravity, Q, *_batch.workspaces(self), out]
-        _batch.launch("gravity", _K.gravity, args, ("Q",))
+        _batch.launch("gravity", args, ("Q",))
         return out
 
     def warmup_batch(self) -> None:

@@ -68,10 +68,17 @@ def batch_ok(mf, wss, Q, V, A):
     return rows_ok(Q, V, A)
 
 
+# Fewer states than this run on the calling thread alone: waking the other threads costs
+# more than they save (tens of microseconds, and milliseconds when the cores are busy).
+MIN_PARALLEL = 16
+
+
 @kernel
 def chunks(threads, T, wss):
-    """The number of chunks: one per thread, at most one per workspace and state."""
-    return max(0, min(threads, wss.shape[0], T))
+    """The number of chunks: one per thread, at most one per workspace; 1 for small batches."""
+    if T < MIN_PARALLEL:
+        return 1
+    return max(1, min(threads, wss.shape[0]))
 
 
 @kernel
@@ -101,6 +108,13 @@ def coriolis_batch(kern, mf, Q, V, wss, threads, M, Mdot, C):
     if not disjoint(M, Mdot, C):
         return OVERLAP
     k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
+            if s:
+                return s + ROW * t
+        return 0
     statuses = np.zeros(k, np.int64)
     for c in prange(k):
         ws = wss[c]
@@ -122,6 +136,13 @@ def christoffel_batch(kern, mf, Q, wss, threads, Gamma):
     if Gamma.shape[0] != T or Gamma.shape[1] != n or Gamma.shape[2] != n or Gamma.shape[3] != n:
         return SIZE_OUT
     k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, Q[t], ws, Gamma[t])
+            if s:
+                return s + ROW * t
+        return 0
     statuses = np.zeros(k, np.int64)
     for c in prange(k):
         ws = wss[c]
@@ -146,6 +167,13 @@ def coriolis_vectors_batch(kern, mf, Q, V, wss, threads, Cqd, CTqd, P):
     if not disjoint(Cqd, CTqd, P):
         return OVERLAP
     k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, Q[t], V[t], ws, Cqd[t], CTqd[t], P[t])
+            if s:
+                return s + ROW * t
+        return 0
     statuses = np.zeros(k, np.int64)
     for c in prange(k):
         ws = wss[c]
@@ -167,6 +195,13 @@ def inverse_dynamics_batch(kern, mf, gravity, Q, V, A, wss, threads, Tau):
     if Tau.shape[0] != T or Tau.shape[1] != n:
         return SIZE_OUT
     k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, gravity, Q[t], V[t], A[t], ws, Tau[t])
+            if s:
+                return s + ROW * t
+        return 0
     statuses = np.zeros(k, np.int64)
     for c in prange(k):
         ws = wss[c]
@@ -188,6 +223,13 @@ def gravity_batch(kern, mf, gravity, Q, wss, threads, G):
     if G.shape[0] != T or G.shape[1] != n:
         return SIZE_OUT
     k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, gravity, Q[t], ws, G[t])
+            if s:
+                return s + ROW * t
+        return 0
     statuses = np.zeros(k, np.int64)
     for c in prange(k):
         ws = wss[c]
