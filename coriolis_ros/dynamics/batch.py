@@ -1,9 +1,10 @@
 """The batched calls of :class:`~coriolis_ros.dynamics.Dynamics`: many states per call.
 
 ``dyn.coriolis_batch(Q, V)`` is ``dyn.coriolis(Q[t], V[t])`` for every row ``t``,
-computed in parallel over the rows by Numba threads (``numba.set_num_threads``
-chooses how many), each on a workspace of its own.  Row ``t`` of every result is
-bitwise equal to the single-state call on row ``t``.
+computed in parallel over the rows by Numba threads (``numba.set_num_threads`` chooses
+how many): the rows are cut into contiguous chunks, up to 8 per thread, handed out one at
+a time, each computed on a workspace of its own (allocated once per instance).  Row ``t``
+of every result is bitwise equal to the single-state call on row ``t``.
 
 Shapes, for T states: ``Q`` (T, nq), ``V`` and ``A`` (T, nv); vectors come back
 as (T, n), matrices as (T, n, n), the Christoffel symbols as (T, n, n, n).
@@ -16,26 +17,36 @@ preallocated arrays (float64, C-contiguous, writeable, the right shapes).
 Each call is a pure function of its arrays, so the batches can be cut anywhere
 (chunks of a long recording, Dask tasks): results do not depend on the cut.
 
-One batch runs at a time per process (a lock around the parallel launch): each
-already uses every Numba thread, and Numba's ``workqueue`` threading layer must
-not be entered from two threads at once.  The per-thread workspaces belong to
-the :class:`Dynamics` instance, so, as for the single-state calls, one instance
-is not for several threads at once (:meth:`Dynamics.clone`).
+Numba's OpenMP layer is asked to let idle threads sleep (``OMP_WAIT_POLICY=PASSIVE``
+unless the environment says otherwise).  One batch runs at a time per process (a lock
+around the parallel launch): each already uses every Numba thread, and Numba's
+``workqueue`` threading layer must not be entered from two threads at once.  The
+per-chunk workspaces belong to the :class:`Dynamics` instance, so, as for the
+single-state calls, one instance is not for several threads at once
+(:meth:`Dynamics.clone`).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
 from numba import config as numba_config
-from numba import get_num_threads, types
+from numba import get_num_threads, set_parallel_chunksize, types
 
 from .kernels import batch as _kb
 from .kernels.kinematics import BAD_Q, BAD_QD, BAD_QDD, MAX_ABS, OVERLAP, SIZE_OUT, SIZE_Q
 
 _F64 = np.dtype(np.float64)
 _LAUNCH = threading.Lock()
+
+# With Numba's OpenMP threading layer, idle worker threads would otherwise spin for a while
+# after each batch, taking CPU from the rest of the process (a ROS node's callbacks) and from
+# other processes; on a loaded 2-core machine that made batches several times slower.  Only
+# a default: it takes effect if set before OpenMP is loaded (the first parallel batch), and
+# an OMP_WAIT_POLICY chosen by the user wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _RF1 = types.Array(types.float64, 1, "C", readonly=True)
 _RF2 = types.Array(types.float64, 2, "C", readonly=True)
@@ -107,10 +118,11 @@ _K = _Kernels()
 
 
 def workspaces(dyn) -> tuple[np.ndarray, int]:
-    """The instance's per-thread workspaces (allocated on its first batch call), threads in use."""
+    """The instance's per-chunk workspaces (allocated on its first batch call), threads in use."""
     wss = dyn.__dict__.get("_batch_wss")
     if wss is None:
-        wss = np.zeros((max(1, numba_config.NUMBA_NUM_THREADS), *dyn._ws.shape))
+        chunks = _kb.CHUNKS_PER_THREAD * max(1, numba_config.NUMBA_NUM_THREADS)
+        wss = np.zeros((chunks, *dyn._ws.shape))
         dyn._batch_wss = wss
     return wss, get_num_threads()
 
@@ -173,7 +185,11 @@ def launch(name: str, args: list, inputs: tuple[str, ...]) -> None:
     """Run batch kernel ``name``; a failure status becomes a ValueError naming the row."""
     kernel, per_state = getattr(_K, name)
     with _LAUNCH:
-        status = kernel(per_state, *args)
+        chunk_size = set_parallel_chunksize(1)  # hand the chunks out one at a time
+        try:
+            status = kernel(per_state, *args)
+        finally:
+            set_parallel_chunksize(chunk_size)
     if status:
         fail(status, inputs)
 

@@ -2,10 +2,10 @@
 
 Each batch kernel takes the per-state inputs stacked as rows (``Q[t]``, ``V[t]``,
 ``A[t]``), the outputs stacked the same way, and a stack of workspaces ``wss``
-(one (n, WS_WIDTH) workspace per Numba thread) and the number of threads in use
+(one (n, WS_WIDTH) workspace per chunk of states) and the number of threads in use
 (``numba.get_num_threads()``, read by the caller: called inside a kernel it would
-keep the kernel out of Numba's on-disk cache).  The states are split into as
-many contiguous chunks as there are threads; chunk ``c`` runs on its own
+keep the kernel out of Numba's on-disk cache).  The states are split into
+contiguous chunks (up to CHUNKS_PER_THREAD per thread); chunk ``c`` runs on its own
 workspace ``wss[c]`` and calls the *per-state kernel itself* on every row:
 ``kern``, the compiled single-state kernel, passed as a first-class function
 (Numba ``FunctionType``), i.e. called through its address.  Each row therefore
@@ -71,14 +71,20 @@ def batch_ok(mf, wss, Q, V, A):
 # Fewer states than this run on the calling thread alone: waking the other threads costs
 # more than they save (tens of microseconds, and milliseconds when the cores are busy).
 MIN_PARALLEL = 16
+# Chunks per thread, handed out one at a time (the caller sets Numba's parallel chunk size
+# to 1): a thread that the OS preempts holds up one small chunk, not half the batch.
+CHUNKS_PER_THREAD = 8
+MIN_ROWS_PER_CHUNK = 8
 
 
 @kernel
 def chunks(threads, T, wss):
-    """The number of chunks: one per thread, at most one per workspace; 1 for small batches."""
+    """The number of chunks: 1 for small batches, else up to CHUNKS_PER_THREAD per thread,
+    at most one per workspace and at least MIN_ROWS_PER_CHUNK states each."""
     if T < MIN_PARALLEL:
         return 1
-    return max(1, min(threads, wss.shape[0]))
+    k = min(CHUNKS_PER_THREAD * threads, wss.shape[0], T // MIN_ROWS_PER_CHUNK)
+    return max(1, k)
 
 
 @kernel
