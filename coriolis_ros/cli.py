@@ -240,6 +240,8 @@ def _bag(args) -> int:
         spent = sum(r.seconds.values())
         line = f"{r.bag}: {r.rows} joint states ({r.duration:.1f} s recorded) in {spent:.2f} s"
         print(f"{line} -> {', '.join(r.files)}")
+        stages = ("read", "compute", "write")
+        print("  " + ", ".join(f"{stage} {r.seconds[stage]:.2f} s" for stage in stages))
         for reason, count in sorted(r.skipped.items()):
             print(f"  skipped {count} messages: {reason}")
         for note in r.notes:
