@@ -292,3 +292,34 @@ def test_plots_and_fields(tmp_path, dyn):
 def test_usage_errors(argv, match, capsys):
     assert main(["bag", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_joint_state_decoder_equals_rosbags():
+    from bag_helpers import TYPESTORE
+
+    decode = offline.JointStateDecoder(TYPESTORE)
+    rng = np.random.default_rng(11)
+    JS = "sensor_msgs/msg/JointState"
+    cases = []
+    for frame in ("", "a", "ab", "abc", "base_link"):
+        for names in (["j1"], ["joint_a", "jöint_b", "c"], ["j1", "j2", "j3", "j4"]):
+            m = len(names)
+            for vel, eff in ((m, m), (0, 0), (m, 0), (0, m)):
+                msg = joint_state(123_456_789_012, names, rng.normal(size=m),
+                                  rng.normal(size=vel), rng.normal(size=eff))
+                msg.header.frame_id = frame
+                cases.append(msg)
+    for little in (True, False):
+        for msg in cases:
+            raw = TYPESTORE.serialize_cdr(msg, JS, little_endian=little)
+            sec, nanosec, names, pos, vel, eff = decode(raw)
+            ref = TYPESTORE.deserialize_cdr(raw, JS)
+            assert (sec, nanosec) == (ref.header.stamp.sec, ref.header.stamp.nanosec)
+            assert names == tuple(ref.name)
+            for got, want in ((pos, ref.position), (vel, ref.velocity), (eff, ref.effort)):
+                assert np.array_equal(got, want)
+    raw = bytes(TYPESTORE.serialize_cdr(cases[5], JS))
+    with pytest.raises(Exception):  # noqa: B017 - whatever rosbags raises on short data
+        decode(raw[: len(raw) - 9])
+    with pytest.raises(Exception):  # noqa: B017
+        decode(raw[:20])

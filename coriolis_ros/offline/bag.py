@@ -36,6 +36,7 @@ library; without it the key is absent and the summary says why.
 from __future__ import annotations
 
 import os
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -136,6 +137,69 @@ def _recorded_urdf(reader, typestore, path: Path, topic: str) -> tuple[str, list
     return texts[0], notes
 
 
+_U32 = struct.Struct("<I")
+_STAMP = struct.Struct("<iII")  # sec, nanosec, then the length of frame_id
+
+
+class JointStateDecoder:
+    """sensor_msgs/JointState from CDR, several times faster than a generic deserializer.
+
+    Little-endian CDR (what ROS 2 records on x86 and ARM) is read directly: the stamp, the
+    names (decoded once per distinct name list: the encoded list is compared byte for byte
+    with the previous one), and the three float64 sequences as NumPy views.  Anything else
+    (big-endian data, or bytes that do not parse) goes to rosbags' deserializer, which raises
+    on corrupt data.  Returns (sec, nanosec, names, position, velocity, effort).
+    """
+
+    def __init__(self, typestore):
+        self.typestore = typestore
+        self.names_raw = None
+        self.names: tuple[str, ...] = ()
+
+    def __call__(self, raw, msgtype: str = JOINT_STATE):
+        b = bytes(raw)
+        if len(b) >= 16 and b[0] == 0 and b[1] == 1:
+            try:
+                return self._little_endian(b)
+            except (struct.error, ValueError, UnicodeDecodeError):
+                pass
+        msg = self.typestore.deserialize_cdr(raw, msgtype)
+        stamp = msg.header.stamp
+        return stamp.sec, stamp.nanosec, tuple(msg.name), msg.position, msg.velocity, msg.effort
+
+    def _little_endian(self, b: bytes):
+        # Offsets are relative to the payload after the 4-byte encapsulation header.
+        sec, nanosec, frame_len = _STAMP.unpack_from(b, 4)
+        start = (12 + frame_len + 3) & ~3
+        known = self.names_raw
+        if known is not None and b.startswith(known, 4 + start):
+            pos, names = start + len(known), self.names
+        else:
+            (count,) = _U32.unpack_from(b, 4 + start)
+            pos, decoded = start + 4, []
+            for _ in range(count):
+                pos = (pos + 3) & ~3
+                (size,) = _U32.unpack_from(b, 4 + pos)
+                if size < 1 or 4 + pos + 4 + size > len(b):
+                    raise ValueError("bad string length")
+                decoded.append(b[4 + pos + 4 : 4 + pos + 3 + size].decode())
+                pos += 4 + size
+            names = tuple(decoded)
+            self.names_raw, self.names = b[4 + start : 4 + pos], names
+        arrays = []
+        for _ in range(3):
+            pos = (pos + 3) & ~3
+            (count,) = _U32.unpack_from(b, 4 + pos)
+            pos += 4
+            if count:
+                pos = (pos + 7) & ~7
+            arrays.append(np.frombuffer(b, "<f8", count, 4 + pos))  # ValueError if short
+            pos += 8 * count
+        if 4 + pos > len(b):
+            raise ValueError("truncated")
+        return (sec, nanosec, names, *arrays)
+
+
 def _is_bad(x: np.ndarray) -> bool:
     return not bool(np.all(np.abs(x) <= MAX_ABS))
 
@@ -203,6 +267,7 @@ def _merge_joint_states(reader, typestore, conns, joint_names, total, progress) 
     skipped: dict[str, int] = {}
     unknown: set[str] = set()
     maps: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+    decode = JointStateDecoder(typestore)
     done = 0
 
     def skip(reason):
@@ -212,10 +277,8 @@ def _merge_joint_states(reader, typestore, conns, joint_names, total, progress) 
         done += 1
         if progress is not None and done % 1000 == 0:
             progress(done, total)
-        msg = typestore.deserialize_cdr(raw, conn.msgtype)
-        names = tuple(msg.name)
+        sec, nanosec, names, pos, vel, eff = decode(raw, conn.msgtype)
         m = len(names)
-        pos, vel, eff = msg.position, msg.velocity, msg.effort
         if len(pos) != m:
             skip("names and positions differ in length")
             continue
@@ -246,8 +309,7 @@ def _merge_joint_states(reader, typestore, conns, joint_names, total, progress) 
         if not have_q.all():
             skip("before every joint had a position")
             continue
-        stamp = msg.header.stamp
-        rows_stamp.append(stamp.sec * 1_000_000_000 + stamp.nanosec)
+        rows_stamp.append(sec * 1_000_000_000 + nanosec)
         rows_log.append(log_time)
         rows_q.append(q.copy())
         rows_qd.append(qd.copy())
