@@ -72,6 +72,7 @@ def bench_robot(key: str, settings: bl.Settings, T: int, T_gamma: int) -> dict:
         "zero": zero, "eye": eye, "Gp": np.empty((pr.nv, pr.nv, pr.nv)),
         "loop": bl.pin_christoffel_loop, "T": T, "Tg": T_gamma,
         "c1": (np.empty((n, n)), np.empty((n, n)), np.empty((n, n))),
+        "nb": numba, "nt": numba.get_num_threads(),
     }
     items = {
         ("coriolis", "ours"): ("dyn.coriolis_batch(Q, V, out=cout)", T),
@@ -79,7 +80,12 @@ def bench_robot(key: str, settings: bl.Settings, T: int, T_gamma: int) -> dict:
             "for t in range(T): pin.computeCoriolisMatrix(model, data, Qp[t], Vp[t])", T),
         ("coriolis", "loop"): (
             "for t in range(T): dyn.coriolis(Q[t], V[t], out=c1)", T),
+        ("coriolis", "ours1"): (
+            "nb.set_num_threads(1); dyn.coriolis_batch(Q, V, out=cout); nb.set_num_threads(nt)", T),
         ("christoffel", "ours"): ("dyn.christoffel_batch(Qg, out=G)", T_gamma),
+        ("christoffel", "ours1"): (
+            "nb.set_num_threads(1); dyn.christoffel_batch(Qg, out=G); nb.set_num_threads(nt)",
+            T_gamma),
         ("christoffel", "pin"): (
             "for t in range(Tg): loop(pin, model, data, Qp[t], eye, Gp)", T_gamma),
         ("coriolis_vectors", "ours"): ("dyn.coriolis_vectors_batch(Q, V, out=vout)", T),
@@ -101,7 +107,7 @@ def bench_robot(key: str, settings: bl.Settings, T: int, T_gamma: int) -> dict:
 def robot_table(results: list[dict], markdown: bool) -> str:
     headers = ["robot", "nv", "operation", "ours batch µs/state (med/min)",
                "Pinocchio loop µs/state (med/min)", "speed-up (med/min)", "target",
-               "our loop µs/state"]
+               "ours, 1 thread: µs/state, speed-up (med)", "our loop µs/state"]
     rows = []
     targets = {"coriolis": 5.0, "christoffel": 20.0}
     for res in results:
@@ -113,11 +119,13 @@ def robot_table(results: list[dict], markdown: bool) -> str:
             verdict = "-" if target is None else (
                 f"≥ {target:g}×: {'met' if med >= target else 'MISSED'}")
             loop = ps.get((op, "loop"))
+            one = ps.get((op, "ours1"))
             rows.append([
                 res["label"], str(res["nv"]), op,
                 f"{bl.fmt_us(ours[0])} / {bl.fmt_us(ours[1])}",
                 f"{bl.fmt_us(pin[0])} / {bl.fmt_us(pin[1])}",
                 f"{bl.fmt_ratio(med)}× / {bl.fmt_ratio(best)}×", verdict,
+                "-" if one is None else f"{bl.fmt_us(one[0])}, {bl.fmt_ratio(pin[0] / one[0])}×",
                 "-" if loop is None else bl.fmt_us(loop[0]),
             ])
     return bl.table(headers, rows, markdown)
