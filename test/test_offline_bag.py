@@ -323,3 +323,24 @@ def test_joint_state_decoder_equals_rosbags():
         decode(raw[: len(raw) - 9])
     with pytest.raises(Exception):  # noqa: B017
         decode(raw[:20])
+
+
+def test_progress_line():
+    import io
+
+    stream = io.StringIO()
+    progress = offline.Progress(2, stream=stream, enabled=True)
+    progress.update(0, "read", 500, 1000)
+    progress.finish(0)
+    progress.update(1, "compute", 1000, 1000)
+    progress.draw(force=True)
+    progress.close()
+    text = stream.getvalue()
+    assert "[1] read [##########          ] 500/1000" in text
+    assert "bags 1/2  [2] compute [####################] 1000/1000" in text
+    assert text.endswith("\n")
+    quiet = io.StringIO()
+    silent = offline.Progress(1, stream=quiet, enabled=False)
+    silent.update(0, "read", 1, 2)
+    silent.close()
+    assert quiet.getvalue() == ""
