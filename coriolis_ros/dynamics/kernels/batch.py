@@ -11,9 +11,9 @@ workspace ``wss[c]`` and calls the *per-state kernel itself* on every row:
 (Numba ``FunctionType``), i.e. called through its address.  Each row therefore
 runs the very machine code a single-state call runs, and the results are
 bitwise equal to a loop of single-state calls.  (A direct call would let LLVM
-inline the per-state kernel into the parallel loop and re-optimize it there; it
-then fuses multiply-adds differently, and inverse dynamics differed from the
-single-state call in the last bit.)  Nothing is allocated per state.
+inline the per-state kernel into the parallel loop and re-optimize it there:
+inverse dynamics then differed from the single-state call in the last bit,
+presumably from multiply-adds fused differently.)  Nothing is allocated per state.
 
 Validation matches the single-state kernels: the rows are scanned in order
 before anything is computed, and the first bad row is reported as
