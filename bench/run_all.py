@@ -1,7 +1,7 @@
 """Run every benchmark and write the results to bench/results/ (``make bench`` calls this).
 
     python bench/run_all.py [--quick] [--markdown]
-                            [--only dynamics,loop,paper,floating,scaling,node]
+                            [--only dynamics,loop,paper,floating,scaling,node,batch,bag]
                             [--outdir DIR]
                             [--code worktree|installed|<git revision>]
 
@@ -30,6 +30,8 @@ SCRIPTS = {
     "floating": ("bench_floating.py", "bench_floating"),
     "scaling": ("scaling.py", "scaling"),
     "node": ("bench_node.py", "bench_node"),  # the installed node, end to end (about 2 min)
+    "batch": ("bench_batch.py", "bench_batch"),  # batched kernels vs a Pinocchio loop
+    "bag": ("bench_bag.py", "bench_bag"),  # coriolis-ros bag on a 60 s, 1 kHz Talos bag
 }
 
 

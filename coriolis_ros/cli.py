@@ -2,13 +2,17 @@
 
     coriolis-ros compute robot.urdf --q 0.1 0.2 ... --qd 1 0 ... [--format text|json|npz] [-o FILE]
     coriolis-ros check robot.urdf [--samples 20] [--seed 0]
-    (both take --root-joint fixed|floating|planar; a floating base's q is
+    coriolis-ros bag BAG... [-o OUT.npz | --output-dir DIR] [--urdf FILE] [--write-bag] [--plot]
+    (compute and check take --root-joint fixed|floating|planar; a floating base's q is
     x y z qx qy qz qw then the joints, its velocity linear then angular, base frame)
 
 ``compute`` prints M, C, Mdot, g and the Christoffel symbols at one state;
 ``check`` evaluates the identities the numbers must satisfy on random states of
 *your* robot and exits 0 only if every residual is below its tolerance.
-Exit codes: 0 success, 1 a check failed, 2 bad arguments or an unusable URDF.
+``bag`` computes every CoriolisState term for each joint state recorded in ROS 2 bags
+(sqlite3 or MCAP, no ROS installation needed; see :mod:`coriolis_ros.offline.bag`).
+Exit codes: 0 success, 1 a check failed or a bag could not be processed (the others
+are), 2 bad arguments or an unusable URDF.
 """
 
 from __future__ import annotations
@@ -61,11 +65,48 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", parents=[common], help="verify the identities on random states")
     check.add_argument("--samples", type=int, default=20, help="random states (default 20)")
     check.add_argument("--seed", type=int, default=0)
+
+    bag = sub.add_parser(
+        "bag",
+        help="every CoriolisState term per recorded joint state (ROS 2 bags, no ROS needed)",
+        description="Read joint states from ROS 2 bags (sqlite3 or MCAP directories, or .db3 / "
+        ".mcap files) and write every CoriolisState term per joint state to .npz (keys: the "
+        "message's field names). Bags are processed in parallel on the local cores; a bag "
+        "that cannot be read is reported and the others are still processed.",
+    )
+    bag.add_argument("bags", nargs="+", metavar="BAG", help="rosbag2 directory or storage file")
+    where = bag.add_mutually_exclusive_group()
+    where.add_argument("-o", "--output", help="output .npz (one bag only)")
+    where.add_argument(
+        "--output-dir", help="directory for <bag>.coriolis.npz (default: beside each bag)"
+    )
+    bag.add_argument("--urdf", help="URDF file (default: the bag's /robot_description)")
+    bag.add_argument(
+        "--gravity", type=float, nargs=3, default=(0.0, 0.0, -9.81), metavar=("GX", "GY", "GZ")
+    )
+    bag.add_argument("--joint-states-topic", help="default: the bag's only JointState topic")
+    bag.add_argument("--robot-description-topic", default="/robot_description")
+    bag.add_argument(
+        "--fields", help="comma-separated terms to compute (default: all CoriolisState terms)"
+    )
+    bag.add_argument(
+        "--write-bag",
+        choices=("sqlite3", "mcap"),
+        help="also write <output>_bag with coriolis_ros/msg/CoriolisState messages",
+    )
+    bag.add_argument("--plot", action="store_true", help="also write <output>_<field>.png")
+    bag.add_argument(
+        "--observer-gain", type=float, default=50.0, help="momentum observer gain (1/s)"
+    )
+    bag.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
+    bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "bag":
+        return _bag(args)
     from coriolis_ros.dynamics import Dynamics, URDFError
 
     try:
@@ -153,6 +194,77 @@ def _as_text(dyn, result: dict) -> str:
             for i, name in enumerate(dyn.joint_names):
                 lines += [f"Gamma[{i}] ({name}):", str(result["christoffel"][i])]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- bag
+
+
+def _bag(args) -> int:
+    from pathlib import Path
+
+    from coriolis_ros.offline import bag as offline
+
+    def usage(message: str) -> int:
+        print(f"coriolis-ros bag: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+    if args.output and len(args.bags) > 1:
+        return usage("-o/--output takes one bag; use --output-dir for several")
+    if args.jobs is not None and args.jobs < 1:
+        return usage("--jobs must be at least 1")
+    fields = offline.TERM_FIELDS
+    if args.fields:
+        fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
+        unknown = sorted(set(fields) - set(offline.TERM_FIELDS))
+        if unknown:
+            return usage(f"unknown --fields {unknown}: choose from {list(offline.TERM_FIELDS)}")
+    urdf = None
+    if args.urdf:
+        try:
+            urdf = Path(args.urdf).read_text(encoding="utf-8")
+        except OSError as exc:
+            return usage(f"cannot read --urdf: {exc}")
+    try:
+        import rosbags  # noqa: F401
+    except ImportError:
+        return usage("reading bags needs rosbags: pip install coriolis_ros[bag]")
+    if args.output:
+        outputs = [args.output]
+    else:
+        outputs = [str(offline.default_output(b, args.output_dir)) for b in args.bags]
+    if len(set(outputs)) != len(outputs):
+        return usage("several bags would write the same output file; use --output-dir")
+    options = dict(
+        urdf=urdf,
+        gravity=tuple(args.gravity),
+        joint_states_topic=args.joint_states_topic,
+        robot_description_topic=args.robot_description_topic,
+        fields=fields,
+        write_bag_storage=args.write_bag,
+        plot=args.plot,
+        observer_gain=args.observer_gain,
+    )
+    progress = offline.Progress(len(args.bags), enabled=False if args.no_progress else None)
+    try:
+        results = offline.process_bags(args.bags, outputs, options, args.jobs, progress)
+    finally:
+        progress.close()
+    failed = 0
+    for r in results:
+        if not r.ok:
+            failed += 1
+            print(f"coriolis-ros bag: error: {r.error}", file=sys.stderr)
+            continue
+        spent = sum(r.seconds.values())
+        line = f"{r.bag}: {r.rows} joint states ({r.duration:.1f} s recorded) in {spent:.2f} s"
+        print(f"{line} -> {', '.join(r.files)}")
+        stages = ("read", "compute", "write")
+        print("  " + ", ".join(f"{stage} {r.seconds[stage]:.2f} s" for stage in stages))
+        for reason, count in sorted(r.skipped.items()):
+            print(f"  skipped {count} messages: {reason}")
+        for note in r.notes:
+            print(f"  note: {note}")
+    return EXIT_CHECK_FAILED if failed else EXIT_OK
 
 
 # --------------------------------------------------------------------------- check

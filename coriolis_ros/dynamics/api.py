@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import types
 
+from . import batch as _batch
 from .kernels.christoffel import christoffel as _christoffel
 from .kernels.coriolis_matrix import coriolis_matrix as _coriolis_matrix
 from .kernels.coriolis_times import coriolis_times as _coriolis_times
@@ -289,6 +290,75 @@ class Dynamics:
         self.coriolis_times(q, v, v)
         self.slotine_li(q, v, v, v)
         _K.observer_update  # noqa: B018 - MomentumObserver's kernel: loaded, not run
+
+    # ------------------------------------------------------------------ batches (issue 12)
+    #
+    # Many states per call: row t of every result equals the single-state call on row t,
+    # bitwise.  Configurations are rows of Q (T, nq), velocities and accelerations rows of
+    # V and A (T, nv).  See coriolis_ros.dynamics.batch for threads, workspaces and errors.
+
+    def _q_width(self) -> int:
+        """Entries per configuration row of a batch (the one place batch shapes read it)."""
+        return self.nq
+
+    def coriolis_batch(self, Q, V, out=None):
+        """(M, Mdot, C), each (T, n, n): :meth:`coriolis` on every row of Q (T, nq), V (T, nv)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        V = _batch.rows(V, "V", self.nv)
+        T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
+        out = _batch.outputs(out, [(T, n, n)] * 3)
+        args = [self._mf, Q, V, *_batch.workspaces(self), *out]
+        _batch.launch("coriolis", args, ("Q", "V"))
+        return out
+
+    def christoffel_batch(self, Q, out=None):
+        """Gamma (T, n, n, n): :meth:`christoffel` on every row of Q (T, nq)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        T, n = Q.shape[0], self.nv
+        (out,) = _batch.outputs(out, [(T, n, n, n)])
+        args = [self._mf, Q, *_batch.workspaces(self), out]
+        _batch.launch("christoffel", args, ("Q",))
+        return out
+
+    def coriolis_vectors_batch(self, Q, V, out=None):
+        """(C qd, C^T qd, M qd), each (T, n): :meth:`coriolis_vectors` on every row."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        V = _batch.rows(V, "V", self.nv)
+        T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
+        out = _batch.outputs(out, [(T, n)] * 3)
+        args = [self._mf, Q, V, *_batch.workspaces(self), *out]
+        _batch.launch("coriolis_vectors", args, ("Q", "V"))
+        return out
+
+    def inverse_dynamics_batch(self, Q, V, A, out=None):
+        """tau (T, n): :meth:`inverse_dynamics` on every row of Q (T, nq), V and A (T, nv)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        V = _batch.rows(V, "V", self.nv)
+        A = _batch.rows(A, "A", self.nv)
+        T, n = _batch.same_rows({"Q": Q, "V": V, "A": A}), self.nv
+        (out,) = _batch.outputs(out, [(T, n)])
+        args = [self._mf, self._gravity, Q, V, A, *_batch.workspaces(self), out]
+        _batch.launch("inverse_dynamics", args, ("Q", "V", "A"))
+        return out
+
+    def gravity_batch(self, Q, out=None):
+        """g (T, n): :meth:`gravity` on every row of Q (T, nq)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        T, n = Q.shape[0], self.nv
+        (out,) = _batch.outputs(out, [(T, n)])
+        args = [self._mf, self._gravity, Q, *_batch.workspaces(self), out]
+        _batch.launch("gravity", args, ("Q",))
+        return out
+
+    def warmup_batch(self) -> None:
+        """Compile, or load from the on-disk cache, every batch kernel."""
+        Q = self.neutral()[None, :]  # unit quaternions
+        V = np.zeros((1, self.nv))
+        self.coriolis_batch(Q, V)
+        self.christoffel_batch(Q)
+        self.coriolis_vectors_batch(Q, V)
+        self.inverse_dynamics_batch(Q, V, V)
+        self.gravity_batch(Q)
 
     # ------------------------------------------------------------------ validation
     #
