@@ -13,6 +13,14 @@ NUMBA_CACHE_DIR = _configure_cache()
 
 from .api import Dynamics  # noqa: E402
 from .model import Model  # noqa: E402
+from .urdf_checks import URDFInertiaWarning  # noqa: E402
 from .urdf_model import URDFError, model_from_urdf  # noqa: E402
 
-__all__ = ["Dynamics", "Model", "URDFError", "model_from_urdf", "NUMBA_CACHE_DIR"]
+__all__ = [
+    "Dynamics",
+    "Model",
+    "URDFError",
+    "URDFInertiaWarning",
+    "model_from_urdf",
+    "NUMBA_CACHE_DIR",
+]
