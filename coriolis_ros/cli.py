@@ -3,7 +3,11 @@
     coriolis-ros compute robot.urdf --q 0.1 0.2 ... --qd 1 0 ... [--format text|json|npz] [-o FILE]
     coriolis-ros check robot.urdf [--samples 20] [--seed 0]
 
-``compute`` prints M, C, Mdot, g and the Christoffel symbols at one state;
+``compute`` prints every term of coriolis_ros/CoriolisState at one state (q, q̇, C, C q̇,
+Cᵀ q̇, M, Ṁ, g, p = M q̇) and the Christoffel symbols; the JSON and npz keys are the message
+field names (``symbols`` as in GetChristoffelSymbols), the arrays shaped as
+``coriolis_ros.messages.state_to_numpy`` returns them: vectors (n,), matrices (n, n),
+symbols (n, n, n);
 ``check`` evaluates the identities the numbers must satisfy on random states of
 *your* robot and exits 0 only if every residual is below its tolerance.
 Exit codes: 0 success, 1 a check failed, 2 bad arguments or an unusable URDF.
@@ -18,7 +22,22 @@ import sys
 
 import numpy as np
 
+from coriolis_ros.messages import STATE_FIELDS
+
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+
+# Text output: every array field of CoriolisState, under its field name, in message order.
+TEXT_TITLES = {
+    "position": "q",
+    "velocity": "qd",
+    "coriolis_matrix": "C (Coriolis matrix, Christoffel-consistent)",
+    "coriolis_force": "C qd",
+    "coriolis_transpose_force": "C^T qd",
+    "mass_matrix": "M (mass matrix)",
+    "mass_matrix_derivative": "Mdot = C + C^T",
+    "gravity_force": "g (generalized gravity)",
+    "momentum": "p = M qd (generalized momentum)",
+}
 
 
 class _UsageError(Exception):
@@ -43,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     compute.add_argument("--format", choices=("text", "json", "npz"), default="text")
     compute.add_argument("-o", "--output", help="write to this file instead of standard output")
     compute.add_argument(
-        "--no-christoffel", action="store_true", help="leave out Gamma (n^3 values)"
+        "--no-christoffel", action="store_true", help="leave out symbols (Gamma, n^3 values)"
     )
 
     check = sub.add_parser("check", parents=[common], help="verify the identities on random states")
@@ -85,17 +104,23 @@ def _compute(dyn, args) -> int:
     q = _state(args.q, n, "q")
     qd = _state(args.qd, n, "qd")
     M, Mdot, C = dyn.coriolis(q, qd)
-    result = {
+    Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
+    # Keys and order of msg/CoriolisState.msg (coriolis_ros.messages.STATE_FIELDS).
+    terms = {
         "joint_names": list(dyn.joint_names),
         "position": q,
         "velocity": qd,
-        "mass_matrix": M,
         "coriolis_matrix": C,
+        "coriolis_force": Cqd,
+        "coriolis_transpose_force": CTqd,
+        "mass_matrix": M,
         "mass_matrix_derivative": Mdot,
-        "gravity": dyn.gravity(q),
+        "gravity_force": dyn.gravity(q),
+        "momentum": p,
     }
+    result = {key: terms[key] for key in STATE_FIELDS}
     if not args.no_christoffel:
-        result["christoffel"] = dyn.christoffel(q)
+        result["symbols"] = dyn.christoffel(q)
 
     if args.format == "npz":
         if not args.output:
@@ -117,23 +142,17 @@ def _compute(dyn, args) -> int:
 
 
 def _as_text(dyn, result: dict) -> str:
-    lines = [f"robot {dyn.name}: {dyn.nv} DoF", "joints: " + " ".join(dyn.joint_names)]
+    lines = [f"robot {dyn.name}: {dyn.nv} DoF", "joint_names: " + " ".join(dyn.joint_names)]
     with np.printoptions(precision=6, suppress=True, linewidth=160):
-        for key, title in (
-            ("position", "q"),
-            ("velocity", "qd"),
-            ("mass_matrix", "M (mass matrix)"),
-            ("coriolis_matrix", "C (Coriolis matrix, Christoffel-consistent)"),
-            ("mass_matrix_derivative", "Mdot = C + C^T"),
-            ("gravity", "g (generalized gravity)"),
-        ):
-            lines += [f"{title}:", str(result[key])]
-        if "christoffel" in result:
+        for key, title in TEXT_TITLES.items():
+            lines += [f"{key}: {title}", str(result[key])]
+        if "symbols" in result:
             lines.append(
-                "Gamma[i] (Christoffel symbols of the 1st kind, C_ij = sum_k Gamma_ijk qd_k):"
+                "symbols: Gamma[i] (Christoffel symbols of the 1st kind, "
+                "C_ij = sum_k Gamma_ijk qd_k):"
             )
             for i, name in enumerate(dyn.joint_names):
-                lines += [f"Gamma[{i}] ({name}):", str(result["christoffel"][i])]
+                lines += [f"Gamma[{i}] ({name}):", str(result["symbols"][i])]
     return "\n".join(lines)
 
 
