@@ -103,6 +103,13 @@ def test_find_substitution_is_named_xacro():
     assert XACRO_MESSAGE in msg and "/robot/link[@name='l1']/visual/geometry/mesh" in msg
 
 
+def test_escaped_substitution_in_plugin_text_is_fine():
+    """xacro turns $${x} into a literal ${x}: plugin text may keep one after expansion."""
+    plugin = "<gazebo><plugin name='p' filename='libp.so'><cmd>echo ${HOME}</cmd></plugin></gazebo>"
+    text = robot(link("base"), link("l1"), joint("j1", "base", "l1"), plugin)
+    assert Dynamics.from_urdf(text).nv == 1
+
+
 def test_commented_xacro_and_a_bare_namespace_declaration_are_fine():
     """xacro's own output keeps xmlns:xacro and the comments of the source: not xacro."""
     text = robot(

@@ -9,7 +9,8 @@
 * :func:`warn_if_not_rigid_body` -- an inertia whose principal moments break the triangle
   inequality (I1 + I2 >= I3 for every ordering) belongs to no rigid body; it is used as
   written, with one :class:`URDFInertiaWarning` naming the link.
-* :func:`element_path` -- the XPath-like location every URDF error starts with, e.g.
+* :func:`element_path` -- the XPath-like location a URDF error about an element starts with
+  (malformed XML gives its line and column instead), e.g.
   ``/robot/link[@name='forearm']/inertial/mass``.
 
 Raised errors are ``URDFError`` (a ``ValueError``), imported lazily from
@@ -164,8 +165,10 @@ def reject_xacro(root, xml: str | None = None) -> None:
     """Raise ``URDFError(XACRO_HINT ...)`` when ``root`` (or the text) is unexpanded xacro.
 
     Evidence: an element in the xacro namespace (``<xacro:macro>``, ``<xacro:include>``, ...),
-    or a ``${...}`` / ``$(find ...)``-style substitution in an attribute or element text,
-    anywhere in the document: ``xacro`` expands all of them.  Comments do not count (expanded
+    or a ``${...}`` / ``$(find ...)``-style substitution in an attribute anywhere in the
+    document or in the text of the elements the dynamics read: ``xacro`` expands all of them.
+    (Text elsewhere, e.g. in a ``<gazebo>`` plugin, is left alone: xacro's ``$${`` escape
+    legitimately leaves a literal ``${`` there.)  Comments do not count (expanded
     URDFs often keep commented-out xacro), and neither does a bare ``xmlns:xacro`` declaration,
     which ``xacro`` leaves in many expanded files (see :data:`XACRO_DECLARED_HINT`).
     With ``root=None``, ``xml`` is text that did not parse: a ``<xacro:`` tag in it is the
@@ -175,12 +178,14 @@ def reject_xacro(root, xml: str | None = None) -> None:
         if xml is not None and _XACRO_TAG.search(_strip_comments(xml)):
             raise _error(f"{XACRO_HINT} (the text has <xacro:...> elements)")
         return
-    for elem, path in _walk(root, "/" + _local(root.tag)):
+    top = "/" + _local(root.tag)
+    for elem, path in _walk(root, top):
         if _local(elem.tag).startswith("xacro:"):
             raise _error(f"{XACRO_HINT} ({path} is a xacro element)")
         for key, value in elem.attrib.items():
             if _SUBSTITUTION.search(value):
                 raise _error(f"{XACRO_HINT} ({path}[@{key}] is {value!r})")
+    for elem, path in _dynamics_elements(root, top):
         if elem.text and _SUBSTITUTION.search(elem.text):
             raise _error(f"{XACRO_HINT} ({path} contains {elem.text.strip()!r})")
 
