@@ -105,7 +105,8 @@ def _compute(dyn, args) -> int:
     qd = _state(args.qd, n, "qd")
     M, Mdot, C = dyn.coriolis(q, qd)
     Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
-    # Keys and order of msg/CoriolisState.msg (coriolis_ros.messages.STATE_FIELDS).
+    # Keys and order of msg/CoriolisState.msg (coriolis_ros.messages.STATE_FIELDS), less the
+    # measured effort and the observer's external_effort, which need a robot, not a model.
     terms = {
         "joint_names": list(dyn.joint_names),
         "position": q,
@@ -118,7 +119,10 @@ def _compute(dyn, args) -> int:
         "gravity_force": dyn.gravity(q),
         "momentum": p,
     }
-    result = {key: terms[key] for key in STATE_FIELDS}
+    if hasattr(dyn, "position_names"):  # position_names: only where q is not one per joint
+        nq = len(dyn.position_names)
+        terms["position_names"] = list(dyn.position_names) if nq != dyn.nv else []
+    result = {key: terms[key] for key in STATE_FIELDS if key in terms}
     if not args.no_christoffel:
         result["symbols"] = dyn.christoffel(q)
 

@@ -15,9 +15,12 @@ back their shapes under the messages' own field names, which are also the keys o
 
 ``state_to_numpy`` also takes the responses of ``compute_dynamics`` (same fields, plus
 ``success`` and ``message``) and ``get_christoffel_symbols`` (``symbols`` -> (n, n, n)).
-Shapes: vectors (n,), matrices (n, n), ``symbols`` (n, n, n); an optional field the node was
-told not to publish (empty) is ``None``; a field whose length fits no shape raises ValueError
-naming it. ``header`` (a std_msgs/Header), ``success`` and ``message`` are passed through.
+Shapes: vectors (n,), matrices (n, n), ``symbols`` (n, n, n), with n = len(joint_names);
+``position`` has len(position_names) entries when the message has non-empty ``position_names``
+(a floating base: nq = n + 1), else n; an optional field the node was told not to publish (empty)
+is ``None``; a field whose length fits no shape raises ValueError naming it. ``header`` (a
+std_msgs/Header), ``success`` and ``message`` are passed through; string arrays become lists.
+Only the fields the message has are returned, so older and newer interface versions work.
 ``numpy_to_state`` is the inverse for CoriolisState. This module imports no ROS package:
 ``state_to_numpy`` only reads attributes, so it also works on recorded messages (e.g. rosbags).
 """
@@ -31,6 +34,7 @@ import numpy as np
 __all__ = [
     "MATRIX_FIELDS",
     "STATE_FIELDS",
+    "STRING_FIELDS",
     "TENSOR_FIELDS",
     "VECTOR_FIELDS",
     "numpy_to_state",
@@ -46,12 +50,18 @@ VECTOR_FIELDS = (
     "coriolis_transpose_force",
     "gravity_force",
     "momentum",
+    "effort",
+    "external_effort",
 )
+STRING_FIELDS = ("joint_names", "position_names")
 MATRIX_FIELDS = ("coriolis_matrix", "mass_matrix", "mass_matrix_derivative")
 TENSOR_FIELDS = ("symbols",)
-# CoriolisState's fields after header, in the message's order.
+# CoriolisState's fields after header, in the message's order (position_names, effort and
+# external_effort belong to the floating-base / momentum-observer version of the interface; a
+# message without them is handled the same way).
 STATE_FIELDS = (
     "joint_names",
+    "position_names",
     "position",
     "velocity",
     "coriolis_matrix",
@@ -61,11 +71,15 @@ STATE_FIELDS = (
     "mass_matrix_derivative",
     "gravity_force",
     "momentum",
+    "effort",
+    "external_effort",
 )
 _PASSED_THROUGH = ("header", "success", "message")
 
 
-def _shape(name: str, n: int) -> tuple[int, ...]:
+def _shape(name: str, n: int, nq: int | None = None) -> tuple[int, ...]:
+    if name == "position" and nq:
+        return (nq,)
     if name in MATRIX_FIELDS:
         return (n, n)
     if name in TENSOR_FIELDS:
@@ -85,13 +99,16 @@ def state_to_numpy(msg, copy: bool = True) -> dict:
         raise ValueError(f"{type(msg).__name__} has no joint_names field")
     names = [str(name) for name in msg.joint_names]
     n = len(names)
+    nq = len(getattr(msg, "position_names", ()))
     out: dict = {}
     for key in _PASSED_THROUGH:
         if hasattr(msg, key):
             out[key] = getattr(msg, key)
-    out["joint_names"] = names
-    for key in (*STATE_FIELDS[1:], *TENSOR_FIELDS):  # message order
+    for key in (*STATE_FIELDS, *TENSOR_FIELDS):  # message order
         if not hasattr(msg, key):
+            continue
+        if key in STRING_FIELDS:
+            out[key] = [str(name) for name in getattr(msg, key)]
             continue
         values = getattr(msg, key)
         if copy:
@@ -101,7 +118,7 @@ def state_to_numpy(msg, copy: bool = True) -> dict:
         if flat.size == 0 and n > 0:
             out[key] = None  # optional field left out by the publisher
             continue
-        shape = _shape(key, n)
+        shape = _shape(key, n, nq)
         if flat.size != int(np.prod(shape)):
             raise ValueError(
                 f"{key} has {flat.size} values; {n} joints need {'x'.join(map(str, shape))}"
@@ -127,17 +144,29 @@ def numpy_to_state(arrays: dict, msg=None):
         msg = CoriolisState()
     names = [str(name) for name in arrays.get("joint_names", ())]
     n = len(names)
+    position_names = [str(name) for name in arrays.get("position_names") or ()]
+    if position_names and not hasattr(msg, "position_names"):
+        raise ValueError(f"{type(msg).__name__} has no position_names field")
     if "header" in arrays and arrays["header"] is not None:
         msg.header = arrays["header"]
-    msg.joint_names = names
-    for key in STATE_FIELDS[1:]:
+    for key in STRING_FIELDS:
+        if hasattr(msg, key):
+            setattr(msg, key, names if key == "joint_names" else position_names)
+    for key in STATE_FIELDS:
+        if key in STRING_FIELDS:
+            continue
         value = arrays.get(key)
+        if not hasattr(msg, key):
+            if value is not None:
+                raise ValueError(f"{type(msg).__name__} has no {key} field")
+            continue
         if value is None:
             setattr(msg, key, [])
             continue
         array = np.asarray(value, dtype=np.float64)
-        if array.shape != _shape(key, n):
-            raise ValueError(f"{key} has shape {array.shape}; {n} joints need {_shape(key, n)}")
+        shape = _shape(key, n, len(position_names))
+        if array.shape != shape:
+            raise ValueError(f"{key} has shape {array.shape}; {n} joints need {shape}")
         field = pyarray.array("d")
         field.frombytes(np.ascontiguousarray(array).tobytes())
         setattr(msg, key, field)

@@ -23,12 +23,18 @@ from test_dynamics_oracle import PinOracle, assert_close, erd_urdf
 from random_trees import random_tree
 
 
+# Fields of CoriolisState that are not terms of the model at a state: the stamp, and (in the
+# momentum-observer version of the message) the measured effort and the observer's estimate.
+NOT_TERMS = {"header", "effort", "external_effort"}
+
+
 def message_keys() -> list[str]:
-    """Field names of the generated CoriolisState (less header) + GetChristoffelSymbols' symbols."""
+    """Field names of the generated CoriolisState (less NOT_TERMS) + GetChristoffelSymbols'
+    symbols, in the message's order."""
     from coriolis_ros.msg import CoriolisState
     from coriolis_ros.srv import GetChristoffelSymbols
 
-    fields = [f for f in CoriolisState.get_fields_and_field_types() if f != "header"]
+    fields = [f for f in CoriolisState.get_fields_and_field_types() if f not in NOT_TERMS]
     assert "symbols" in GetChristoffelSymbols.Response.get_fields_and_field_types()
     return [*fields, "symbols"]
 

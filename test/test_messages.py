@@ -14,6 +14,7 @@ import pytest
 from coriolis_ros.messages import (
     MATRIX_FIELDS,
     STATE_FIELDS,
+    STRING_FIELDS,
     VECTOR_FIELDS,
     numpy_to_state,
     state_to_numpy,
@@ -50,11 +51,15 @@ def terms():
 
 
 def test_field_lists_match_the_generated_messages():
+    """Every field of the generated messages is handled, in the message's order (STATE_FIELDS
+    may also name fields of newer interface versions: they are skipped where absent)."""
     fields = list(CoriolisState.get_fields_and_field_types())
-    assert fields == ["header", *STATE_FIELDS]
+    assert fields[0] == "header"
+    assert [f for f in STATE_FIELDS if f in fields] == fields[1:]
     response = ComputeDynamics.Response.get_fields_and_field_types()
-    assert set(STATE_FIELDS) <= set(response)
-    assert set(VECTOR_FIELDS + MATRIX_FIELDS) == set(STATE_FIELDS) - {"joint_names"}
+    handled = {*STATE_FIELDS, "success", "message"}
+    assert set(response) <= handled
+    assert set(VECTOR_FIELDS + MATRIX_FIELDS + STRING_FIELDS) == set(STATE_FIELDS)
 
 
 def test_numpy_to_state_follows_the_row_major_convention(terms):
@@ -68,7 +73,7 @@ def test_numpy_to_state_follows_the_row_major_convention(terms):
         for i in range(n):
             for j in range(n):
                 assert flat[i * n + j] == terms[key][i, j], (key, i, j)
-    for key in VECTOR_FIELDS:
+    for key in (f for f in VECTOR_FIELDS if f in terms):
         assert list(getattr(msg, key)) == list(terms[key]), key
 
 
@@ -77,10 +82,11 @@ def test_state_to_numpy_round_trips_a_message(terms):
     msg.header.stamp.sec, msg.header.stamp.nanosec = 12, 345
     msg.header.frame_id = "base"
     arrays = state_to_numpy(msg)
-    assert list(arrays) == ["header", *STATE_FIELDS]
+    present = [f for f in STATE_FIELDS if hasattr(msg, f)]
+    assert list(arrays) == ["header", *present]
     assert arrays["header"].stamp.sec == 12 and arrays["header"].frame_id == "base"
     n = len(terms["joint_names"])
-    for key in STATE_FIELDS[1:]:
+    for key in (f for f in present if f in terms and f != "joint_names"):
         expected_shape = (n, n) if key in MATRIX_FIELDS else (n,)
         assert arrays[key].shape == expected_shape, key
         np.testing.assert_array_equal(arrays[key], terms[key], err_msg=key)
@@ -156,3 +162,32 @@ def test_works_without_ros_on_plain_objects():
     np.testing.assert_array_equal(arrays["coriolis_matrix"], [[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(arrays["momentum"], [5.0, 6.0])
     assert "mass_matrix" not in arrays
+
+
+def test_floating_base_position_follows_position_names():
+    """A floating base's message has nq = n + 1 positions named by position_names."""
+    n = 3
+    msg = types.SimpleNamespace(
+        joint_names=["root_joint/linear_x", "root_joint/linear_y", "j1"],
+        position_names=["root_joint/x", "root_joint/y", "root_joint/theta", "j1"],
+        position=[0.1, 0.2, 0.3, 0.4],
+        velocity=[1.0, 2.0, 3.0],
+        effort=[],
+        external_effort=[0.5, 0.0, -0.5],
+        coriolis_matrix=list(range(n * n)),
+    )
+    arrays = state_to_numpy(msg)
+    assert arrays["position_names"] == msg.position_names
+    assert arrays["position"].shape == (4,) and arrays["velocity"].shape == (3,)
+    assert arrays["effort"] is None and arrays["external_effort"].shape == (3,)
+    msg.position = msg.position[:3]  # one per joint name, but position_names says four
+    with pytest.raises(ValueError, match="position"):
+        state_to_numpy(msg)
+
+
+def test_numpy_to_state_refuses_fields_the_message_lacks(terms):
+    target = types.SimpleNamespace(joint_names=[], position=[], header=None)
+    with pytest.raises(ValueError, match="velocity"):
+        numpy_to_state({"joint_names": ["a"], "position": [1.0], "velocity": [2.0]}, msg=target)
+    numpy_to_state({"joint_names": ["a"], "position": [1.0]}, msg=target)
+    assert target.joint_names == ["a"] and list(target.position) == [1.0]
