@@ -73,6 +73,17 @@ def _imports(files, local: set[str]) -> dict[str, str]:
     return found
 
 
+def test_no_dependency_is_declared_twice():
+    """catkin_pkg rejects a manifest with duplicate dependencies (e.g. after a merge)."""
+    root = ET.parse(REPO / "package.xml").getroot()
+    seen: dict[str, str] = {}
+    for elem in root:
+        if elem.tag.endswith("depend"):
+            name = elem.text.strip()
+            assert name not in seen, f"{name}: <{seen[name]}> and <{elem.tag}>"
+            seen[name] = elem.tag
+
+
 def test_runtime_imports_are_exec_dependencies():
     files = sorted((REPO / "coriolis_ros").rglob("*.py")) + sorted((REPO / "launch").glob("*.py"))
     imports = _imports(files, {"coriolis_ros"})
