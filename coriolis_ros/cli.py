@@ -6,7 +6,11 @@
     (compute and check take --root-joint fixed|floating|planar; a floating base's q is
     x y z qx qy qz qw then the joints, its velocity linear then angular, base frame)
 
-``compute`` prints M, C, Mdot, g and the Christoffel symbols at one state;
+``compute`` prints every term of coriolis_ros/CoriolisState at one state (q, q̇, C, C q̇,
+Cᵀ q̇, M, Ṁ, g, p = M q̇) and the Christoffel symbols; the JSON and npz keys are the message
+field names (``symbols`` as in GetChristoffelSymbols), the arrays shaped as
+``coriolis_ros.messages.state_to_numpy`` returns them: vectors (n,), matrices (n, n),
+symbols (n, n, n);
 ``check`` evaluates the identities the numbers must satisfy on random states of
 *your* robot and exits 0 only if every residual is below its tolerance.
 ``bag`` computes every CoriolisState term for each joint state recorded in ROS 2 bags
@@ -24,7 +28,22 @@ import sys
 
 import numpy as np
 
+from coriolis_ros.messages import STATE_FIELDS
+
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+
+# Text output: every array field of CoriolisState, under its field name, in message order.
+TEXT_TITLES = {
+    "position": "q",
+    "velocity": "qd",
+    "coriolis_matrix": "C (Coriolis matrix, Christoffel-consistent)",
+    "coriolis_force": "C qd",
+    "coriolis_transpose_force": "C^T qd",
+    "mass_matrix": "M (mass matrix)",
+    "mass_matrix_derivative": "Mdot = C + C^T",
+    "gravity_force": "g (generalized gravity)",
+    "momentum": "p = M qd (generalized momentum)",
+}
 
 
 class _UsageError(Exception):
@@ -59,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     compute.add_argument("--format", choices=("text", "json", "npz"), default="text")
     compute.add_argument("-o", "--output", help="write to this file instead of standard output")
     compute.add_argument(
-        "--no-christoffel", action="store_true", help="leave out Gamma (n^3 values)"
+        "--no-christoffel", action="store_true", help="leave out symbols (Gamma, n^3 values)"
     )
 
     check = sub.add_parser("check", parents=[common], help="verify the identities on random states")
@@ -141,18 +160,27 @@ def _compute(dyn, args) -> int:
         M, Mdot, C = dyn.coriolis(q, qd)
     except ValueError as exc:  # e.g. a zero quaternion
         raise _UsageError(str(exc)) from None
-    result = {
+    Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
+    # Keys and order of msg/CoriolisState.msg (coriolis_ros.messages.STATE_FIELDS), less the
+    # measured effort and the observer's external_effort, which need a robot, not a model.
+    # position_names, as in the message: empty when position follows joint_names.
+    same = tuple(dyn.position_names) == tuple(dyn.joint_names)
+    terms = {
         "joint_names": list(dyn.joint_names),
-        "position_names": list(dyn.position_names),
+        "position_names": [] if same else list(dyn.position_names),
         "position": q,
         "velocity": qd,
-        "mass_matrix": M,
         "coriolis_matrix": C,
+        "coriolis_force": Cqd,
+        "coriolis_transpose_force": CTqd,
+        "mass_matrix": M,
         "mass_matrix_derivative": Mdot,
-        "gravity": dyn.gravity(q),
+        "gravity_force": dyn.gravity(q),
+        "momentum": p,
     }
+    result = {key: terms[key] for key in STATE_FIELDS if key in terms}
     if not args.no_christoffel:
-        result["christoffel"] = dyn.christoffel(q)
+        result["symbols"] = dyn.christoffel(q)
 
     if args.format == "npz":
         if not args.output:
@@ -174,25 +202,19 @@ def _compute(dyn, args) -> int:
 
 
 def _as_text(dyn, result: dict) -> str:
-    lines = [f"robot {dyn.name}: {dyn.nv} DoF", "joints: " + " ".join(dyn.joint_names)]
-    if dyn.nq != dyn.nv:
-        lines.append("positions: " + " ".join(dyn.position_names))
+    lines = [f"robot {dyn.name}: {dyn.nv} DoF", "joint_names: " + " ".join(dyn.joint_names)]
+    if result.get("position_names"):
+        lines.append("position_names: " + " ".join(result["position_names"]))
     with np.printoptions(precision=6, suppress=True, linewidth=160):
-        for key, title in (
-            ("position", "q"),
-            ("velocity", "qd"),
-            ("mass_matrix", "M (mass matrix)"),
-            ("coriolis_matrix", "C (Coriolis matrix, Christoffel-consistent)"),
-            ("mass_matrix_derivative", "Mdot = C + C^T"),
-            ("gravity", "g (generalized gravity)"),
-        ):
-            lines += [f"{title}:", str(result[key])]
-        if "christoffel" in result:
+        for key, title in TEXT_TITLES.items():
+            lines += [f"{key}: {title}", str(result[key])]
+        if "symbols" in result:
             lines.append(
-                "Gamma[i] (Christoffel symbols of the 1st kind, C_ij = sum_k Gamma_ijk qd_k):"
+                "symbols: Gamma[i] (Christoffel symbols of the 1st kind, "
+                "C_ij = sum_k Gamma_ijk qd_k):"
             )
             for i, name in enumerate(dyn.joint_names):
-                lines += [f"Gamma[{i}] ({name}):", str(result["christoffel"][i])]
+                lines += [f"Gamma[{i}] ({name}):", str(result["symbols"][i])]
     return "\n".join(lines)
 
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import urdf_checks
 from .model import (
     FREE,
     MF_C,
@@ -123,23 +124,27 @@ def _parse(xml: str):
 
     from urdf_parser_py.urdf import URDF
 
+    # xacro's own output often keeps xmlns:xacro: alone it is only a hint for other errors.
+    hint = urdf_checks.XACRO_DECLARED_HINT if urdf_checks.declares_xacro(xml) else ""
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as exc:
-        raise URDFError(f"malformed XML: {exc}") from None
+        urdf_checks.reject_xacro(None, xml)
+        raise URDFError(f"malformed XML: {exc}{hint}") from None
     _drop_default_namespace(root)
+    urdf_checks.reject_xacro(root)
     if root.tag != "robot":
-        raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
+        raise URDFError(f"/{root.tag}: the root element is <{root.tag}>, expected <robot>{hint}")
     _check_duplicates(root)
+    urdf_checks.check_numbers(root)
     messages: list[str] = []
     try:
         with _quiet_parser(messages):
             robot = URDF.from_xml_string(ET.tostring(_dynamics_only(root), encoding="unicode"))
     except Exception as exc:  # urdf_parser_py raises bare Exceptions and AssertionErrors
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise URDFError(f"invalid URDF: {reason}") from None
+        raise URDFError(urdf_checks.parser_error_message(exc) + hint) from None
     if not robot.links:
-        raise URDFError("the URDF has no <link>")
+        raise URDFError(f"/robot: the URDF has no <link>{hint}")
     return robot
 
 
@@ -174,12 +179,13 @@ def _dynamics_only(root):
 def _check_duplicates(root) -> None:
     for tag in ("link", "joint"):
         seen = set()
-        for elem in root.findall(tag):
+        for index, elem in enumerate(root.findall(tag), start=1):
             name = elem.get("name")
             if name is None:
-                raise URDFError(f"a <{tag}> has no name attribute")
+                raise URDFError(f"/robot/{tag}[{index}]: a <{tag}> has no name attribute")
             if name in seen:
-                raise URDFError(f"duplicate {tag} name '{name}'")
+                path = urdf_checks.element_path("robot", f"{tag}[@name='{name}']")
+                raise URDFError(f"{path}: duplicate {tag} name '{name}'")
             seen.add(name)
 
 
@@ -232,7 +238,7 @@ def _pose(origin, what: str) -> tuple[np.ndarray, np.ndarray]:
     xyz = np.array(origin.xyz if origin.xyz is not None else (0, 0, 0), dtype=float)
     rpy = np.array(origin.rpy if origin.rpy is not None else (0, 0, 0), dtype=float)
     if xyz.shape != (3,) or rpy.shape != (3,) or not np.all(np.isfinite(np.r_[xyz, rpy])):
-        raise URDFError(f"{what} has a non-finite or malformed <origin> (xyz={xyz}, rpy={rpy})")
+        raise URDFError(f"{what}/origin: non-finite or malformed <origin> (xyz={xyz}, rpy={rpy})")
     return rpy_matrix(rpy), xyz
 
 
@@ -249,20 +255,20 @@ def _link_inertia(link) -> tuple[float, np.ndarray, np.ndarray] | None:
     inertial = link.inertial
     if inertial is None:
         return None
-    what = f"link '{link.name}'"
+    what = urdf_checks.link_path(link.name, "inertial")
     mass = inertial.mass
     if mass is None:
         raise URDFError(f"{what}: <inertial> has no <mass>")
     mass = float(mass)
     if not math.isfinite(mass):
-        raise URDFError(f"{what}: mass is not finite ({mass})")
+        raise URDFError(f"{what}/mass: mass is not finite ({mass})")
     if mass < 0.0:
-        raise URDFError(f"{what}: negative mass {mass}")
+        raise URDFError(f"{what}/mass: negative mass {mass}")
     tensor = inertial.inertia
     inertia = np.zeros((3, 3)) if tensor is None else np.array(tensor.to_matrix(), dtype=float)
     if not np.all(np.isfinite(inertia)):
-        raise URDFError(f"{what}: inertia is not finite")
-    rot, com = _pose(inertial.origin, f"{what} <inertial>")
+        raise URDFError(f"{what}/inertia: inertia is not finite")
+    rot, com = _pose(inertial.origin, what)
     if mass == 0.0 and not np.any(inertia):
         return None
     # Real URDFs carry point masses and round-off in their tensors: accept positive
@@ -270,9 +276,10 @@ def _link_inertia(link) -> tuple[float, np.ndarray, np.ndarray] | None:
     eig = np.linalg.eigvalsh(inertia)
     if eig[0] < -(1e-6 * abs(eig[2]) + 1e-7):
         raise URDFError(
-            f"{what}: inertia is not positive definite (principal moments "
+            f"{what}/inertia: inertia is not positive definite (principal moments "
             f"{np.array2string(eig, precision=6)})"
         )
+    urdf_checks.warn_if_not_rigid_body(urdf_checks.link_path(link.name), eig)
     return mass, com, rot @ inertia @ rot.T
 
 
@@ -334,7 +341,7 @@ def _joint_axis(joint) -> np.ndarray:
     axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
     norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
     if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
-        raise URDFError(f"joint '{joint.name}' has an invalid axis {axis}")
+        raise URDFError(f"{urdf_checks.joint_path(joint.name, 'axis')}: invalid axis {axis}")
     return axis / norm
 
 
@@ -343,19 +350,19 @@ def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
     children: dict[str, list] = {}
     parent_joint: dict[str, str] = {}
     for joint in robot.joints:
-        what = f"joint '{joint.name}'"
+        what = urdf_checks.joint_path(joint.name)
         if joint.type not in SUPPORTED_TYPES:
             raise URDFError(
                 f"{what} has type '{joint.type}', which is not supported "
                 f"(supported: {', '.join(SUPPORTED_TYPES)})"
             )
         if joint.parent not in links:
-            raise URDFError(f"{what} refers to unknown parent link '{joint.parent}'")
+            raise URDFError(f"{what}/parent: refers to unknown parent link '{joint.parent}'")
         if joint.child not in links:
-            raise URDFError(f"{what} refers to unknown child link '{joint.child}'")
+            raise URDFError(f"{what}/child: refers to unknown child link '{joint.child}'")
         if joint.child in parent_joint:
             raise URDFError(
-                f"link '{joint.child}' is the child of several joints: "
+                f"{what}/child: link '{joint.child}' is the child of several joints: "
                 f"'{parent_joint[joint.child]}' and '{joint.name}'"
             )
         parent_joint[joint.child] = joint.name
@@ -363,9 +370,11 @@ def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
 
     roots = [name for name in links if name not in parent_joint]
     if len(roots) > 1:
-        raise URDFError(f"the URDF has several root links: {', '.join(repr(r) for r in roots)}")
+        raise URDFError(
+            f"/robot: the URDF has several root links: {', '.join(repr(r) for r in roots)}"
+        )
     if not roots:
-        raise URDFError("the URDF has no root link: its joints form a cycle")
+        raise URDFError("/robot: the URDF has no root link: its joints form a cycle")
     root = roots[0]
 
     identity = (np.eye(3), np.zeros(3))
@@ -391,7 +400,7 @@ def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
         joint = stack.pop()
         stack.extend(reversed(children.get(joint.child, [])))
         link_name = joint.parent
-        origin = _pose(joint.origin, f"joint '{joint.name}'")
+        origin = _pose(joint.origin, urdf_checks.joint_path(joint.name))
         joint_pose = _compose(in_body[link_name], origin)
         if joint.type == "fixed":
             owner[joint.child] = owner[link_name]
@@ -409,13 +418,13 @@ def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
     unreachable = sorted(set(links) - set(owner))
     if unreachable:
         raise URDFError(
-            f"links not connected to the root '{root}' (a cycle?): {', '.join(unreachable)}"
+            f"/robot: links not connected to the root '{root}' (a cycle?): {', '.join(unreachable)}"
         )
 
     n = len(rows.names)
     if n == 0:
         raise URDFError(
-            "the robot has no revolute, continuous, prismatic, planar or floating joint: "
+            "/robot: the robot has no revolute, continuous, prismatic, planar or floating joint: "
             "no dynamics to compute"
         )
     bodies = [_BodyInertia() for _ in range(n)]
