@@ -203,8 +203,8 @@ def _compute(dyn, args) -> int:
 
 def _as_text(dyn, result: dict) -> str:
     lines = [f"robot {dyn.name}: {dyn.nv} DoF", "joint_names: " + " ".join(dyn.joint_names)]
-    if result.get("position_names"):
-        lines.append("position_names: " + " ".join(result["position_names"]))
+    names = result.get("position_names")
+    lines.append("position_names: " + (" ".join(names) if names else "(those of joint_names)"))
     with np.printoptions(precision=6, suppress=True, linewidth=160):
         for key, title in TEXT_TITLES.items():
             lines += [f"{key}: {title}", str(result[key])]

@@ -296,3 +296,35 @@ def test_concurrent_batches_on_clones():
     for th in threads:
         th.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("root_joint", ["floating", "planar"])
+def test_batch_on_a_floating_base_equals_loop_bitwise(root_joint):
+    """Q rows have nq entries (a quaternion for a free flyer), V and A rows nv."""
+    from test_dynamics_floating import random_configuration
+
+    from coriolis_ros.dynamics import Dynamics
+
+    dyn = Dynamics.from_urdf(str(erd_urdf("solo12")), root_joint=root_joint)
+    rng = np.random.default_rng(4)
+    Q = np.array([random_configuration(dyn, rng) for _ in range(40)])
+    V, A = rng.normal(size=(40, dyn.nv)), rng.normal(size=(40, dyn.nv))
+    expected, got = _loops(dyn, Q, V, A), _batches(dyn, Q, V, A)
+    for key, arrays in expected.items():
+        for k, want in enumerate(arrays):
+            assert np.array_equal(_bits(got[key][k]), _bits(want)), f"{root_joint} {key}[{k}]"
+    with pytest.raises(ValueError, match=rf"Q must have shape \(T, {dyn.nq}\)|{dyn.nq}"):
+        dyn.coriolis_batch(Q[:, :-1], V)
+
+
+def test_batch_names_the_row_with_a_zero_quaternion():
+    from coriolis_ros.dynamics import Dynamics
+
+    dyn = Dynamics.from_urdf(str(erd_urdf("solo12")), root_joint="floating")
+    Q = np.tile(dyn.neutral(), (30, 1))
+    Q[17, 3:7] = 0.0
+    V = np.zeros((30, dyn.nv))
+    with pytest.raises(ValueError, match="Q row 17 has a zero quaternion"):
+        dyn.coriolis_batch(Q, V)
+    with pytest.raises(ValueError, match="Q row 17 has a zero quaternion"):
+        dyn.christoffel_batch(Q)
