@@ -1,0 +1,239 @@
+"""Mimic joints that follow their leader: every output over the independent coordinates.
+
+A URDF ``<mimic joint="L" multiplier="m" offset="o">`` on joint ``a`` makes
+q_a = m q_L + o (chains resolved by :mod:`.urdf_model`).  The model keeps the full
+tree; :class:`MimicDynamics` runs the kernels on it and maps every quantity to the
+independent coordinates qbar (``joint_names`` without the mimic joints) with the
+constant Jacobian A = dq/dqbar (:mod:`.kernels.coordinate_change`):
+
+    Mbar = A^T M A,  Cbar = A^T C A,  Mdotbar = A^T Mdot A,  gbar = A^T g,
+    Gammabar_ijk = sum A_ai A_bj A_ck Gamma_abc,  taubar = A^T tau(q(qbar), A qbardot, A qbarddot),
+    (Cbar qbardot, Cbar^T qbardot, pbar) = A^T (C qd, C^T qd, M qd).
+
+Cbar is the Christoffel-consistent factorization in qbar (Echeandia & Wensing,
+journal version, Theorem 1; Adot = 0), so Mdotbar = Cbar + Cbar^T.  The full-size
+intermediate arrays are allocated once per instance: with ``out=`` the calls
+allocate nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import api
+from .api import Dynamics, _coerce_out_tuple
+from .configuration import integrate as _integrate
+from .configuration import neutral as _neutral
+from .kernels.coordinate_change import (
+    A_COL,
+    A_MUL,
+    PHI_MUL,
+    PHI_OFF,
+    PHI_SRC,
+    reduced_christoffel,
+    reduced_coriolis,
+    reduced_coriolis_vectors,
+    reduced_gravity,
+    reduced_inverse_dynamics,
+    reduced_mass_matrix,
+)
+from .kernels.safeea import is_serial_chain
+from .model import Model
+
+
+class CoordinateMap:
+    """q = phi(qbar), qdot = A qbardot for a model's mimic joints; A as (column, multiplier)."""
+
+    def __init__(self, model: Model):
+        mimic = {name: (leader, m, o) for name, leader, m, o in model.mimic}
+        self.joint_names = tuple(n for n in model.joint_names if n not in mimic)
+        self.position_names = tuple(n for n in model.position_names if n not in mimic)
+        col = {n: k for k, n in enumerate(self.joint_names)}
+        src = {n: k for k, n in enumerate(self.position_names)}
+        A = np.zeros((model.nv, 2))
+        for r, name in enumerate(model.joint_names):
+            leader, m, _ = mimic.get(name, (name, 1.0, 0.0))
+            A[r, A_COL], A[r, A_MUL] = col[leader], m
+        phi = np.zeros((model.nq, 3))
+        for r, name in enumerate(model.position_names):
+            leader, m, o = mimic.get(name, (name, 1.0, 0.0))
+            phi[r, PHI_SRC], phi[r, PHI_MUL], phi[r, PHI_OFF] = src[leader], m, o
+        A.setflags(write=False)
+        phi.setflags(write=False)
+        self.A = A
+        self.phi = phi
+
+    def matrix(self) -> np.ndarray:
+        """A as a dense (nv, nvbar) array (for tests and users; never on a call path)."""
+        out = np.zeros((self.A.shape[0], len(self.joint_names)))
+        out[np.arange(self.A.shape[0]), self.A[:, A_COL].astype(int)] = self.A[:, A_MUL]
+        return out
+
+
+class MimicDynamics(Dynamics):
+    """:class:`Dynamics` over the independent coordinates of a model with mimic joints.
+
+    ``Dynamics(model)`` returns one whenever ``model.mimic`` is not empty.  Every
+    method takes and returns reduced quantities (``joint_names``,
+    ``position_names``); :meth:`full_position` and :meth:`full_velocity` give the
+    full tree's.
+    """
+
+    def __init__(self, model: Model):
+        super().__init__(model)
+        self.map = CoordinateMap(model)
+        self._A, self._phi = self.map.A, self.map.phi
+        n, nb, nqb = model.nv, len(self.map.joint_names), len(self.map.position_names)
+        self._qvec, self._vec, self._mat, self._ten = (nqb,), (nb,), (nb, nb), (nb, nb, nb)
+        self._xv = np.zeros((6, max(model.nq, n)))  # q, qd, qdd, three outputs (full size)
+        self._xm = np.zeros((3, n, n))
+        self._xg = np.zeros((n, n, n))
+
+    # ------------------------------------------------------------------ description
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.map.joint_names
+
+    @property
+    def position_names(self) -> tuple[str, ...]:
+        return self.map.position_names
+
+    @property
+    def nv(self) -> int:
+        return len(self.map.joint_names)
+
+    @property
+    def nq(self) -> int:
+        return len(self.map.position_names)
+
+    def neutral(self) -> np.ndarray:
+        full = _neutral(self.model)
+        keep = [self.model.position_names.index(n) for n in self.map.position_names]
+        return full[keep]
+
+    def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
+        full = _integrate(self.model, self.full_position(q), self.full_velocity(v), self._dt(dt))
+        keep = [self.model.position_names.index(n) for n in self.map.position_names]
+        return full[keep]
+
+    def full_position(self, q) -> np.ndarray:
+        q = self._coerce(q, 0)
+        self._check_q(q)
+        return self._phi[:, PHI_MUL] * q[self._phi[:, PHI_SRC].astype(np.int64)] + self._phi[
+            :, PHI_OFF
+        ]
+
+    def full_velocity(self, v) -> np.ndarray:
+        v = self._coerce(v, 1)
+        if not np.all(np.abs(v) <= api.MAX_ABS):
+            self._fail(api.BAD_QD, (None, v), ())
+        return self._A[:, A_MUL] * v[self._A[:, A_COL].astype(np.int64)]
+
+    # ------------------------------------------------------------------ algorithms
+
+    def coriolis(self, q, qd, out=None):
+        if out is None:
+            out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
+        a, b, c = _coerce_out_tuple(out)
+        args = [self._mf, self._A, self._phi, q, qd, self._ws, self._xv, self._xm, a, b, c]
+        try:
+            status = _K.reduced_coriolis(*args)
+        except TypeError:
+            status = self._retry(_K.reduced_coriolis, args, (3, 4), out)
+        if status:
+            self._fail(status, (q, qd), out)
+        return out
+
+    def christoffel(self, q, out=None, method: str = "algorithm2"):
+        code = self._christoffel_method(method)
+        if out is None:
+            out = np.empty(self._ten)
+        args = [self._mf, self._A, self._phi, q, self._ws, self._xv, self._xg, out, code]
+        try:
+            status = _K.reduced_christoffel(*args)
+        except TypeError:
+            status = self._retry(_K.reduced_christoffel, args, (3,), (out,))
+        if status:
+            self._fail(status, (q,), (out,))
+        return out
+
+    def mass_matrix(self, q, out=None):
+        if out is None:
+            out = np.empty(self._mat)
+        args = [self._mf, self._A, self._phi, q, self._ws, self._xv, self._xm, out]
+        try:
+            status = _K.reduced_mass_matrix(*args)
+        except TypeError:
+            status = self._retry(_K.reduced_mass_matrix, args, (3,), (out,))
+        if status:
+            self._fail(status, (q,), (out,))
+        return out
+
+    def gravity(self, q, out=None):
+        if out is None:
+            out = np.empty(self._vec)
+        args = [self._mf, self._gravity, self._A, self._phi, q, self._ws, self._xv, out]
+        try:
+            status = _K.reduced_gravity(*args)
+        except TypeError:
+            status = self._retry(_K.reduced_gravity, args, (4,), (out,))
+        if status:
+            self._fail(status, (q,), (out,))
+        return out
+
+    def inverse_dynamics(self, q, qd, qdd, out=None):
+        if out is None:
+            out = np.empty(self._vec)
+        args = [self._mf, self._gravity, self._A, self._phi, q, qd, qdd, self._ws, self._xv, out]
+        try:
+            status = _K.reduced_inverse_dynamics(*args)
+        except TypeError:
+            status = self._retry(_K.reduced_inverse_dynamics, args, (4, 5, 6), (out,))
+        if status:
+            self._fail(status, (q, qd, qdd), (out,))
+        return out
+
+    def coriolis_vectors(self, q, qd, out=None):
+        if out is None:
+            out = (np.empty(self._vec), np.empty(self._vec), np.empty(self._vec))
+        a, b, c = _coerce_out_tuple(out)
+        args = [self._mf, self._A, self._phi, q, qd, self._ws, self._xv, a, b, c]
+        try:
+            status = _K.reduced_coriolis_vectors(*args)
+        except TypeError:
+            status = self._retry(_K.reduced_coriolis_vectors, args, (3, 4), out)
+        if status:
+            self._fail(status, (q, qd), out)
+        return out
+
+
+_SIG = api._SIGNATURES_TYPES
+_RF1, _RF2, _F1, _F2, _F3 = _SIG["RF1"], _SIG["RF2"], _SIG["F1"], _SIG["F2"], _SIG["F3"]
+_K = api._Kernels(
+    {
+        "reduced_coriolis": (
+            reduced_coriolis,
+            (_RF2, _RF2, _RF2, _F1, _F1, _F2, _F2, _F3, _F2, _F2, _F2),
+        ),
+        "reduced_christoffel": (
+            reduced_christoffel,
+            (_RF2, _RF2, _RF2, _F1, _F2, _F2, _F3, _F3, api.types.int64),
+        ),
+        "reduced_mass_matrix": (
+            reduced_mass_matrix,
+            (_RF2, _RF2, _RF2, _F1, _F2, _F2, _F3, _F2),
+        ),
+        "reduced_gravity": (reduced_gravity, (_RF2, _RF1, _RF2, _RF2, _F1, _F2, _F2, _F1)),
+        "reduced_inverse_dynamics": (
+            reduced_inverse_dynamics,
+            (_RF2, _RF1, _RF2, _RF2, _F1, _F1, _F1, _F2, _F2, _F1),
+        ),
+        "reduced_coriolis_vectors": (
+            reduced_coriolis_vectors,
+            (_RF2, _RF2, _RF2, _F1, _F1, _F2, _F2, _F1, _F1, _F1),
+        ),
+    }
+)
+
+__all__ = ["CoordinateMap", "MimicDynamics", "is_serial_chain"]
