@@ -306,8 +306,9 @@ class Dynamics:
             return 0
         if method != "safeea":
             raise ValueError(f"method must be 'algorithm2' or 'safeea', got {method!r}")
-        if self.model.root_joint != "fixed" or any(t in ("floating", "planar")
-                                                    for t in self.model.joint_types):
+        if self.model.root_joint != "fixed" or any(
+            t in ("floating", "planar") for t in self.model.joint_types
+        ):
             raise ValueError(
                 "method='safeea' is for fixed-base serial chains of revolute and prismatic "
                 "joints; this model has a floating or planar joint (use method='algorithm2')"

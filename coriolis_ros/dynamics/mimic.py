@@ -120,9 +120,10 @@ class MimicDynamics(Dynamics):
     def full_position(self, q) -> np.ndarray:
         q = self._coerce(q, 0)
         self._check_q(q)
-        return self._phi[:, PHI_MUL] * q[self._phi[:, PHI_SRC].astype(np.int64)] + self._phi[
-            :, PHI_OFF
-        ]
+        return (
+            self._phi[:, PHI_MUL] * q[self._phi[:, PHI_SRC].astype(np.int64)]
+            + self._phi[:, PHI_OFF]
+        )
 
     def full_velocity(self, v) -> np.ndarray:
         v = self._coerce(v, 1)

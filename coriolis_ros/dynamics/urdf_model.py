@@ -433,7 +433,7 @@ def _resolve_mimics(joints: dict) -> dict[str, tuple[str, float, float]]:
         leader, multiplier, offset = direct[name]
         while leader in direct:  # q_a = m1 (m2 q_c + o2) + o1
             if leader in path:
-                cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader):], leader])
+                cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader) :], leader])
                 raise URDFError(f"mimic joints form a cycle: {cycle}")
             path.append(leader)
             nxt, m2, o2 = direct[leader]

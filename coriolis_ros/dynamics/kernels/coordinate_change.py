@@ -250,9 +250,7 @@ def reduced_inverse_dynamics(mf, gravity, A, phi, qbar, qdbar, qddbar, ws, xv, t
         return SIZE_OUT
     n, nq = A.shape[0], phi.shape[0]
     expand_inputs(A, phi, xv, qbar, qdbar, qddbar)
-    status = inverse_dynamics(
-        mf, gravity, xv[_Q, :nq], xv[_QD, :n], xv[_QDD, :n], ws, xv[_OUT, :n]
-    )
+    status = inverse_dynamics(mf, gravity, xv[_Q, :nq], xv[_QD, :n], xv[_QDD, :n], ws, xv[_OUT, :n])
     if status:
         return status
     reduce_vector(A, xv[_OUT, :n], tau)

@@ -61,30 +61,30 @@ def christoffel_safeea(mf, q, ws, Gamma):
         for b in range(n):
             for c in range(n):
                 Gamma[a, b, c] = 0.0
-    for l in range(n):  # c_l and L_l from the spatial inertia about the world origin
-        m = ws[l, WS_IC]
+    for b in range(n):  # c_b and L_b from the spatial inertia about the world origin
+        m = ws[b, WS_IC]
         cx, cy, cz = 0.0, 0.0, 0.0
         if m > 0.0:
-            cx, cy, cz = ws[l, WS_IC + 1] / m, ws[l, WS_IC + 2] / m, ws[l, WS_IC + 3] / m
+            cx, cy, cz = ws[b, WS_IC + 1] / m, ws[b, WS_IC + 2] / m, ws[b, WS_IC + 3] / m
         # rotational inertia about the centre of mass: Ibar - m (|c|^2 1 - c c^T)
-        jxx = ws[l, WS_IC + 4] - m * (cy * cy + cz * cz)
-        jyy = ws[l, WS_IC + 5] - m * (cx * cx + cz * cz)
-        jzz = ws[l, WS_IC + 6] - m * (cx * cx + cy * cy)
+        jxx = ws[b, WS_IC + 4] - m * (cy * cy + cz * cz)
+        jyy = ws[b, WS_IC + 5] - m * (cx * cx + cz * cz)
+        jzz = ws[b, WS_IC + 6] - m * (cx * cx + cy * cy)
         tr = jxx + jyy + jzz
-        ws[l, _C], ws[l, _C + 1], ws[l, _C + 2] = cx, cy, cz
-        ws[l, _L], ws[l, _L + 1], ws[l, _L + 2] = tr - 2.0 * jxx, tr - 2.0 * jyy, tr - 2.0 * jzz
-        ws[l, _L + 3] = -2.0 * (ws[l, WS_IC + 7] + m * cx * cy)
-        ws[l, _L + 4] = -2.0 * (ws[l, WS_IC + 8] + m * cx * cz)
-        ws[l, _L + 5] = -2.0 * (ws[l, WS_IC + 9] + m * cy * cz)
+        ws[b, _C], ws[b, _C + 1], ws[b, _C + 2] = cx, cy, cz
+        ws[b, _L], ws[b, _L + 1], ws[b, _L + 2] = tr - 2.0 * jxx, tr - 2.0 * jyy, tr - 2.0 * jzz
+        ws[b, _L + 3] = -2.0 * (ws[b, WS_IC + 7] + m * cx * cy)
+        ws[b, _L + 4] = -2.0 * (ws[b, WS_IC + 8] + m * cx * cz)
+        ws[b, _L + 5] = -2.0 * (ws[b, WS_IC + 9] + m * cy * cz)
 
     for j in range(n):
         wj0, wj1, wj2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
         if wj0 == 0.0 and wj1 == 0.0 and wj2 == 0.0:
             continue  # prismatic j: no velocity product with later joints
-        for l in range(j, n):  # L_l w_j, used for every i
-            ws[l, _LW] = ws[l, _L] * wj0 + ws[l, _L + 3] * wj1 + ws[l, _L + 4] * wj2
-            ws[l, _LW + 1] = ws[l, _L + 3] * wj0 + ws[l, _L + 1] * wj1 + ws[l, _L + 5] * wj2
-            ws[l, _LW + 2] = ws[l, _L + 4] * wj0 + ws[l, _L + 5] * wj1 + ws[l, _L + 2] * wj2
+        for b in range(j, n):  # L_b w_j, used for every i
+            ws[b, _LW] = ws[b, _L] * wj0 + ws[b, _L + 3] * wj1 + ws[b, _L + 4] * wj2
+            ws[b, _LW + 1] = ws[b, _L + 3] * wj0 + ws[b, _L + 1] * wj1 + ws[b, _L + 5] * wj2
+            ws[b, _LW + 2] = ws[b, _L + 4] * wj0 + ws[b, _L + 5] * wj1 + ws[b, _L + 2] * wj2
         for i in range(j, n):
             wi0, wi1, wi2 = ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2]
             ni0, ni1, ni2 = ws[i, WS_S + 3], ws[i, WS_S + 4], ws[i, WS_S + 5]
@@ -121,4 +121,3 @@ def christoffel_safeea(mf, q, ws, Gamma):
 def is_serial_chain(mf) -> bool:
     """True if every row's parent is the previous row (the first row's is the world)."""
     return all(int(mf[i, MF_PARENT]) == i - 1 for i in range(mf.shape[0]))
-
