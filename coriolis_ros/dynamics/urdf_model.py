@@ -524,6 +524,11 @@ def _build(
 
     by_name = {joint.name: joint for joint in robot.joints}
     mimics = _resolve_mimics(by_name) if follow_mimic else {}
+    if root_joint != "fixed" and ROOT_JOINT_NAME in (locked or {}):
+        raise ValueError(
+            f"locked_joints: joint '{ROOT_JOINT_NAME}' is {root_joint}; locking multi-DoF "
+            "joints is not supported (use root_joint='fixed' to weld the root)"
+        )
     welded = _resolve_locks(by_name, locked or {}, mimics)
     mimics = {name: tag for name, tag in mimics.items() if name not in welded}
 
