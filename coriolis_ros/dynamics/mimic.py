@@ -25,20 +25,21 @@ from .api import Dynamics, _coerce_out_tuple
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
 from .kernels.coordinate_change import (
-    A_COL,
-    A_MUL,
-    PHI_MUL,
-    PHI_OFF,
-    PHI_SRC,
     reduced_christoffel,
     reduced_coriolis,
     reduced_coriolis_vectors,
     reduced_gravity,
     reduced_inverse_dynamics,
     reduced_mass_matrix,
+    write_map,
+    xw_size,
 )
 from .kernels.safeea import is_serial_chain
 from .model import Model
+
+
+A_COL, A_MUL = 0, 1  # CoordinateMap.A: per full velocity row, reduced column and multiplier
+PHI_SRC, PHI_MUL, PHI_OFF = 0, 1, 2  # CoordinateMap.phi: per full coordinate
 
 
 class CoordinateMap:
@@ -85,9 +86,10 @@ class MimicDynamics(Dynamics):
         self._A, self._phi = self.map.A, self.map.phi
         n, nb, nqb = model.nv, len(self.map.joint_names), len(self.map.position_names)
         self._qvec, self._vec, self._mat, self._ten = (nqb,), (nb,), (nb, nb), (nb, nb, nb)
-        self._xv = np.zeros((6, max(model.nq, n)))  # q, qd, qdd, three outputs (full size)
-        self._xm = np.zeros((3, n, n))
-        self._xg = np.zeros((n, n, n))
+        # the map, then every full-size intermediate: calls with out= allocate nothing
+        self._xw = np.zeros(xw_size(n, model.nq))
+        rows = [model.joint_names.index(name) for name in self.map.joint_names]
+        write_map(self._xw, self._A, self._phi, rows, nqb)
 
     # ------------------------------------------------------------------ description
 
@@ -137,11 +139,11 @@ class MimicDynamics(Dynamics):
         if out is None:
             out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
         a, b, c = _coerce_out_tuple(out)
-        args = [self._mf, self._A, self._phi, q, qd, self._ws, self._xv, self._xm, a, b, c]
+        args = [self._mf, q, qd, self._ws, self._xw, a, b, c]
         try:
             status = _K.reduced_coriolis(*args)
         except TypeError:
-            status = self._retry(_K.reduced_coriolis, args, (3, 4), out)
+            status = self._retry(_K.reduced_coriolis, args, (1, 2), out)
         if status:
             self._fail(status, (q, qd), out)
         return out
@@ -150,11 +152,11 @@ class MimicDynamics(Dynamics):
         code = self._christoffel_method(method)
         if out is None:
             out = np.empty(self._ten)
-        args = [self._mf, self._A, self._phi, q, self._ws, self._xv, self._xg, out, code]
+        args = [self._mf, q, self._ws, self._xw, out, code]
         try:
             status = _K.reduced_christoffel(*args)
         except TypeError:
-            status = self._retry(_K.reduced_christoffel, args, (3,), (out,))
+            status = self._retry(_K.reduced_christoffel, args, (1,), (out,))
         if status:
             self._fail(status, (q,), (out,))
         return out
@@ -162,11 +164,11 @@ class MimicDynamics(Dynamics):
     def mass_matrix(self, q, out=None):
         if out is None:
             out = np.empty(self._mat)
-        args = [self._mf, self._A, self._phi, q, self._ws, self._xv, self._xm, out]
+        args = [self._mf, q, self._ws, self._xw, out]
         try:
             status = _K.reduced_mass_matrix(*args)
         except TypeError:
-            status = self._retry(_K.reduced_mass_matrix, args, (3,), (out,))
+            status = self._retry(_K.reduced_mass_matrix, args, (1,), (out,))
         if status:
             self._fail(status, (q,), (out,))
         return out
@@ -174,11 +176,11 @@ class MimicDynamics(Dynamics):
     def gravity(self, q, out=None):
         if out is None:
             out = np.empty(self._vec)
-        args = [self._mf, self._gravity, self._A, self._phi, q, self._ws, self._xv, out]
+        args = [self._mf, self._gravity, q, self._ws, self._xw, out]
         try:
             status = _K.reduced_gravity(*args)
         except TypeError:
-            status = self._retry(_K.reduced_gravity, args, (4,), (out,))
+            status = self._retry(_K.reduced_gravity, args, (2,), (out,))
         if status:
             self._fail(status, (q,), (out,))
         return out
@@ -186,11 +188,11 @@ class MimicDynamics(Dynamics):
     def inverse_dynamics(self, q, qd, qdd, out=None):
         if out is None:
             out = np.empty(self._vec)
-        args = [self._mf, self._gravity, self._A, self._phi, q, qd, qdd, self._ws, self._xv, out]
+        args = [self._mf, self._gravity, q, qd, qdd, self._ws, self._xw, out]
         try:
             status = _K.reduced_inverse_dynamics(*args)
         except TypeError:
-            status = self._retry(_K.reduced_inverse_dynamics, args, (4, 5, 6), (out,))
+            status = self._retry(_K.reduced_inverse_dynamics, args, (2, 3, 4), (out,))
         if status:
             self._fail(status, (q, qd, qdd), (out,))
         return out
@@ -199,40 +201,34 @@ class MimicDynamics(Dynamics):
         if out is None:
             out = (np.empty(self._vec), np.empty(self._vec), np.empty(self._vec))
         a, b, c = _coerce_out_tuple(out)
-        args = [self._mf, self._A, self._phi, q, qd, self._ws, self._xv, a, b, c]
+        args = [self._mf, q, qd, self._ws, self._xw, a, b, c]
         try:
             status = _K.reduced_coriolis_vectors(*args)
         except TypeError:
-            status = self._retry(_K.reduced_coriolis_vectors, args, (3, 4), out)
+            status = self._retry(_K.reduced_coriolis_vectors, args, (1, 2), out)
         if status:
             self._fail(status, (q, qd), out)
         return out
 
 
-_SIG = api._SIGNATURES_TYPES
-_RF1, _RF2, _F1, _F2, _F3 = _SIG["RF1"], _SIG["RF2"], _SIG["F1"], _SIG["F2"], _SIG["F3"]
+_T = api._SIGNATURES_TYPES
+_RF1, _RF2, _F1, _F2, _F3 = _T["RF1"], _T["RF2"], _T["F1"], _T["F2"], _T["F3"]
 _K = api._Kernels(
     {
-        "reduced_coriolis": (
-            reduced_coriolis,
-            (_RF2, _RF2, _RF2, _F1, _F1, _F2, _F2, _F3, _F2, _F2, _F2),
-        ),
+        "reduced_coriolis": (reduced_coriolis, (_RF2, _F1, _F1, _F2, _F1, _F2, _F2, _F2)),
         "reduced_christoffel": (
             reduced_christoffel,
-            (_RF2, _RF2, _RF2, _F1, _F2, _F2, _F3, _F3, api.types.int64),
+            (_RF2, _F1, _F2, _F1, _F3, api.types.int64),
         ),
-        "reduced_mass_matrix": (
-            reduced_mass_matrix,
-            (_RF2, _RF2, _RF2, _F1, _F2, _F2, _F3, _F2),
-        ),
-        "reduced_gravity": (reduced_gravity, (_RF2, _RF1, _RF2, _RF2, _F1, _F2, _F2, _F1)),
+        "reduced_mass_matrix": (reduced_mass_matrix, (_RF2, _F1, _F2, _F1, _F2)),
+        "reduced_gravity": (reduced_gravity, (_RF2, _RF1, _F1, _F2, _F1, _F1)),
         "reduced_inverse_dynamics": (
             reduced_inverse_dynamics,
-            (_RF2, _RF1, _RF2, _RF2, _F1, _F1, _F1, _F2, _F2, _F1),
+            (_RF2, _RF1, _F1, _F1, _F1, _F2, _F1, _F1),
         ),
         "reduced_coriolis_vectors": (
             reduced_coriolis_vectors,
-            (_RF2, _RF2, _RF2, _F1, _F1, _F2, _F2, _F1, _F1, _F1),
+            (_RF2, _F1, _F1, _F2, _F1, _F1, _F1, _F1),
         ),
     }
 )

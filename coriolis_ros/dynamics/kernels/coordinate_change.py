@@ -13,16 +13,28 @@ and each of its rows has one nonzero: the multiplier m_a in the leader's column
     Mdotbar = A^T Mdot A,   Gammabar_ijk = sum A_ai A_bj A_ck Gamma_abc,
     (Cbar qbardot) = A^T (C qdot),   (Cbar^T qbardot) = A^T (C^T qdot),   pbar = A^T p.
 
-A is never formed: it is two columns per full row (:data:`A_COL`, :data:`A_MUL`),
-and the configuration map phi one row per full coordinate (:data:`PHI_SRC`,
-:data:`PHI_MUL`, :data:`PHI_OFF`; multi-DoF joints' coordinates copy through).
-Each product with A is one pass over the full entries, scattering into the
-reduced ones: O(n^2) for matrices, O(n^3) for Gamma, no more than filling them.
+A is never formed: it is two numbers per full row (reduced column, multiplier),
+and the configuration map phi three per full coordinate (reduced index,
+multiplier, offset; multi-DoF joints' coordinates copy through).  Each product
+with A is one pass over the full entries, scattering into the reduced ones:
+O(n^2) for matrices, O(n^3) for Gamma, no more than filling them.
 
-Each kernel checks the reduced inputs (status codes of :mod:`.kinematics`, about
-the reduced sizes), expands them into the caller's preallocated full-size
-buffers ``xv`` (rows: q, qd, qdd, then three outputs) and ``xm`` / ``xg``, runs
-the full-model kernel and scatters its results into the outputs.
+Everything a reduced kernel needs beyond the full kernel's arguments is in one
+flat float64 workspace ``xw`` (one argument: every array argument costs the
+dispatcher ~0.1 us), laid out by :func:`xw_size` for n rows and nq coordinates:
+
+    [nvbar, nqbar | A: n x (column, multiplier) | perm (n): the full row of each
+    reduced column, then the mimic rows | phi: nq x (index, multiplier, offset) |
+    q (nq) | qd, qdd, three output vectors (n each) | three n x n matrices | one
+    n x n x n tensor]
+
+The products gather the independent rows' entries (perm) and then add the few
+mimic rows' contributions, which is cheaper than scattering every entry.
+
+The map part is written once by :func:`write_map`; the rest is scratch.  Each
+kernel checks the reduced inputs (status codes of :mod:`.kinematics`, about the
+reduced sizes), expands them into the full-size buffers, runs the full-model
+kernel and scatters its results into the caller's outputs.
 """
 
 from .christoffel import christoffel
@@ -31,6 +43,7 @@ from .coriolis_vectors import coriolis_vectors
 from .crba import mass_matrix
 from .kinematics import (
     BAD_Q,
+    config_size,
     BAD_QD,
     BAD_QDD,
     OVERLAP,
@@ -47,37 +60,66 @@ from .rnea import generalized_gravity, inverse_dynamics
 from .safeea import christoffel_safeea
 from .spatial import kernel, long_kernel
 
-A_COL, A_MUL = 0, 1  # per full velocity row: reduced column, multiplier
-PHI_SRC, PHI_MUL, PHI_OFF = 0, 1, 2  # per full coordinate: reduced index, multiplier, offset
-
-# xv rows
-_Q, _QD, _QDD, _OUT = 0, 1, 2, 3
+_HEAD = 2  # nvbar, nqbar
 
 
 @kernel
-def reduced_sizes(A, phi):
-    """(nv, nq) of the reduced coordinates: one past the largest column / source index."""
-    nv, nq = 0, 0
-    for r in range(A.shape[0]):
-        nv = max(nv, int(A[r, A_COL]) + 1)
-    for r in range(phi.shape[0]):
-        nq = max(nq, int(phi[r, PHI_SRC]) + 1)
-    return nv, nq
+def xw_size(n, nq):
+    """Length of the flat workspace for a model of n rows and nq coordinates."""
+    return _HEAD + 3 * n + 3 * nq + nq + 5 * n + 3 * n * n + n * n * n
 
 
 @kernel
-def check_reduced(A, phi, xv, qbar, qdbar, qddbar):
-    """0, or the status code of the first problem with the reduced inputs or the buffers."""
-    nv, nq = reduced_sizes(A, phi)
-    if xv.shape[0] < 6 or xv.shape[1] < A.shape[0] or xv.shape[1] < phi.shape[0]:
+def offsets(n, nq):
+    """Offsets in xw of A, phi, q, the five n-vectors, the matrices, the tensor."""
+    a = _HEAD
+    p = a + 3 * n  # after A and perm
+    q = p + 3 * nq
+    v = q + nq
+    m = v + 5 * n
+    g = m + 3 * n * n
+    return a, p, q, v, m, g
+
+
+def write_map(xw, A, phi, independent_rows, nqbar: int) -> None:
+    """Store the map in the head of xw: A (n, 2) (column, multiplier), phi (nq, 3), and
+    the full row of each reduced column (``independent_rows``, nvbar entries)."""
+    nvbar = len(independent_rows)
+    n, nq = A.shape[0], phi.shape[0]
+    a, p, _, _, _, _ = offsets(n, nq)
+    xw[0], xw[1] = nvbar, nqbar
+    xw[a : a + 2 * n] = A.reshape(-1)
+    # a reduced column's own row: the one row mapping to it with multiplier 1 that is not
+    # a mimic (independent rows come first in their column: CoordinateMap lists them)
+    independent = [int(r) for r in independent_rows]
+    mimic = [r for r in range(n) if r not in set(independent)]
+    xw[a + 2 * n : a + 3 * n] = independent + mimic
+    xw[p : p + 3 * nq] = phi.reshape(-1)
+
+
+@kernel
+def layout(mf, xw):
+    """(n, nq, nvbar, nqbar), or n = -1 if xw does not fit the model."""
+    n = mf.shape[0]
+    nq = config_size(mf)
+    if xw.shape[0] != xw_size(n, nq):
+        return -1, nq, 0, 0
+    return n, nq, int(xw[0]), int(xw[1])
+
+
+@kernel
+def check_reduced(mf, xw, qbar, qdbar, qddbar):
+    """0, or the status code of the first problem with xw or the reduced inputs."""
+    n, nq, nvbar, nqbar = layout(mf, xw)
+    if n < 0:
         return SIZE_WS
-    if qbar.shape[0] != nq:
+    if qbar.shape[0] != nqbar:
         return SIZE_Q
     if not all_finite(qbar):
         return BAD_Q
-    if qdbar.shape[0] != nv:
+    if qdbar.shape[0] != nvbar:
         return SIZE_QD
-    if qddbar.shape[0] != nv:
+    if qddbar.shape[0] != nvbar:
         return SIZE_QDD
     if not all_finite(qdbar):
         return BAD_QD
@@ -87,11 +129,11 @@ def check_reduced(A, phi, xv, qbar, qdbar, qddbar):
 
 
 @kernel
-def check_position_only(A, phi, xv, qbar):
-    _, nq = reduced_sizes(A, phi)
-    if xv.shape[0] < 6 or xv.shape[1] < A.shape[0] or xv.shape[1] < phi.shape[0]:
+def check_position_only(mf, xw, qbar):
+    n, nq, nvbar, nqbar = layout(mf, xw)
+    if n < 0:
         return SIZE_WS
-    if qbar.shape[0] != nq:
+    if qbar.shape[0] != nqbar:
         return SIZE_Q
     if not all_finite(qbar):
         return BAD_Q
@@ -99,183 +141,212 @@ def check_position_only(A, phi, xv, qbar):
 
 
 @kernel
-def expand_position(phi, qbar, q):
-    """q = phi(qbar): q_a = m_a qbar_src(a) + o_a."""
-    for r in range(phi.shape[0]):
-        q[r] = phi[r, PHI_MUL] * qbar[int(phi[r, PHI_SRC])] + phi[r, PHI_OFF]
+def expand_position(xw, p, nq, qbar, q):
+    """q = phi(qbar): q_r = m_r qbar_src(r) + o_r."""
+    for r in range(nq):
+        k = p + 3 * r
+        q[r] = xw[k + 1] * qbar[int(xw[k])] + xw[k + 2]
 
 
 @kernel
-def expand_velocity(A, vbar, v):
+def expand_velocity(xw, a, n, vbar, v):
     """v = A vbar."""
-    for r in range(A.shape[0]):
-        v[r] = A[r, A_MUL] * vbar[int(A[r, A_COL])]
+    for r in range(n):
+        v[r] = xw[a + 2 * r + 1] * vbar[int(xw[a + 2 * r])]
 
 
 @kernel
-def reduce_vector(A, x, xbar):
-    """xbar = A^T x."""
-    for c in range(xbar.shape[0]):
-        xbar[c] = 0.0
-    for r in range(A.shape[0]):
-        xbar[int(A[r, A_COL])] += A[r, A_MUL] * x[r]
+def reduce_vector(xw, a, n, x, xbar):
+    """xbar = A^T x: the independent rows' entries, plus m_r x_r for each mimic row r."""
+    nb = xbar.shape[0]
+    pm = a + 2 * n
+    for c in range(nb):
+        xbar[c] = x[int(xw[pm + c])]
+    for t in range(nb, n):
+        r = int(xw[pm + t])
+        xbar[int(xw[a + 2 * r])] += xw[a + 2 * r + 1] * x[r]
 
 
 @kernel
-def reduce_matrix(A, X, Xbar):
-    """Xbar = A^T X A."""
+def reduce_matrix(xw, a, n, X, Xbar):
+    """Xbar = A^T X A: the independent block, then the mimic rows and columns.
+
+    Xbar[ci, cj] = sum over full rows r -> ci, s -> cj of m_r m_s X[r, s]: the pair of
+    independent rows (gathered), pairs with a mimic row r (any s), and pairs of an
+    independent row with a mimic column s.
+    """
     nb = Xbar.shape[0]
-    for r in range(nb):
-        for c in range(nb):
-            Xbar[r, c] = 0.0
-    n = A.shape[0]
-    for a in range(n):
-        ca, ma = int(A[a, A_COL]), A[a, A_MUL]
-        for b in range(n):
-            Xbar[ca, int(A[b, A_COL])] += ma * A[b, A_MUL] * X[a, b]
+    pm = a + 2 * n
+    for ci in range(nb):
+        ri = int(xw[pm + ci])
+        for cj in range(nb):
+            Xbar[ci, cj] = X[ri, int(xw[pm + cj])]
+    for t in range(nb, n):
+        r = int(xw[pm + t])
+        cr, mr = int(xw[a + 2 * r]), xw[a + 2 * r + 1]
+        for s in range(n):
+            Xbar[cr, int(xw[a + 2 * s])] += mr * xw[a + 2 * s + 1] * X[r, s]
+        for ci in range(nb):
+            Xbar[ci, cr] += mr * X[int(xw[pm + ci]), r]
 
 
 @kernel
-def reduce_tensor(A, G, Gbar):
-    """Gbar_ijk = sum A_ai A_bj A_ck G_abc."""
+def reduce_tensor(xw, a, n, G, Gbar):
+    """Gbar_ijk = sum A_ai A_bj A_ck G_abc (a scatter: O(n^3) like filling Gamma)."""
     nb = Gbar.shape[0]
     for r in range(nb):
         for s in range(nb):
             for t in range(nb):
                 Gbar[r, s, t] = 0.0
-    n = A.shape[0]
-    for a in range(n):
-        ca, ma = int(A[a, A_COL]), A[a, A_MUL]
-        for b in range(n):
-            cb, mab = int(A[b, A_COL]), ma * A[b, A_MUL]
-            for c in range(n):
-                Gbar[ca, cb, int(A[c, A_COL])] += mab * A[c, A_MUL] * G[a, b, c]
+    for i in range(n):
+        ci, mi = int(xw[a + 2 * i]), xw[a + 2 * i + 1]
+        for j in range(n):
+            cj, mij = int(xw[a + 2 * j]), mi * xw[a + 2 * j + 1]
+            for k in range(n):
+                Gbar[ci, cj, int(xw[a + 2 * k])] += mij * xw[a + 2 * k + 1] * G[i, j, k]
 
 
 @kernel
-def expand_inputs(A, phi, xv, qbar, qdbar, qddbar):
-    n, nq = A.shape[0], phi.shape[0]
-    expand_position(phi, qbar, xv[_Q, :nq])
-    expand_velocity(A, qdbar, xv[_QD, :n])
-    expand_velocity(A, qddbar, xv[_QDD, :n])
+def vector(xw, v, n, which):
+    """The which-th full n-vector buffer (0: qd, 1: qdd, 2-4: outputs)."""
+    return xw[v + which * n : v + (which + 1) * n]
+
+
+@kernel
+def matrix(xw, m, n, which):
+    return xw[m + which * n * n : m + (which + 1) * n * n].reshape((n, n))
 
 
 @long_kernel
-def reduced_coriolis(mf, A, phi, qbar, qdbar, ws, xv, xm, M, Mdot, C):
+def reduced_coriolis(mf, qbar, qdbar, ws, xw, M, Mdot, C):
     """Mbar, Mdotbar, Cbar (Algorithm 1 on the full tree, then A^T . A)."""
-    status = check_reduced(A, phi, xv, qbar, qdbar, qdbar)
+    status = check_reduced(mf, xw, qbar, qdbar, qdbar)
     if status:
         return status
-    nv, _ = reduced_sizes(A, phi)
-    if not (square_ok(nv, M) and square_ok(nv, Mdot) and square_ok(nv, C)):
+    n, nq, nvbar, _ = layout(mf, xw)
+    if not (square_ok(nvbar, M) and square_ok(nvbar, Mdot) and square_ok(nvbar, C)):
         return SIZE_OUT
     if not disjoint(M, Mdot, C):
         return OVERLAP
-    n, nq = A.shape[0], phi.shape[0]
-    expand_inputs(A, phi, xv, qbar, qdbar, qdbar)
-    status = coriolis_matrix(mf, xv[_Q, :nq], xv[_QD, :n], ws, xm[0], xm[1], xm[2])
+    a, p, oq, v, m, _ = offsets(n, nq)
+    q, qd = xw[oq : oq + nq], vector(xw, v, n, 0)
+    expand_position(xw, p, nq, qbar, q)
+    expand_velocity(xw, a, n, qdbar, qd)
+    Mf, Mdotf, Cf = matrix(xw, m, n, 0), matrix(xw, m, n, 1), matrix(xw, m, n, 2)
+    status = coriolis_matrix(mf, q, qd, ws, Mf, Mdotf, Cf)
     if status:
         return status
-    reduce_matrix(A, xm[0], M)
-    reduce_matrix(A, xm[1], Mdot)
-    reduce_matrix(A, xm[2], C)
+    reduce_matrix(xw, a, n, Mf, M)
+    reduce_matrix(xw, a, n, Mdotf, Mdot)
+    reduce_matrix(xw, a, n, Cf, C)
     return 0
 
 
 @long_kernel
-def reduced_christoffel(mf, A, phi, qbar, ws, xv, xg, Gamma, method):
+def reduced_christoffel(mf, qbar, ws, xw, Gamma, method):
     """Gammabar; method 0: Algorithm 2, 1: Safeea's recursion (serial chains only)."""
-    status = check_position_only(A, phi, xv, qbar)
+    status = check_position_only(mf, xw, qbar)
     if status:
         return status
-    nv, _ = reduced_sizes(A, phi)
-    if Gamma.shape[0] != nv or Gamma.shape[1] != nv or Gamma.shape[2] != nv:
+    n, nq, nvbar, _ = layout(mf, xw)
+    if Gamma.shape[0] != nvbar or Gamma.shape[1] != nvbar or Gamma.shape[2] != nvbar:
         return SIZE_OUT
-    nq = phi.shape[0]
-    expand_position(phi, qbar, xv[_Q, :nq])
+    a, p, oq, _, _, g = offsets(n, nq)
+    q = xw[oq : oq + nq]
+    expand_position(xw, p, nq, qbar, q)
+    Gf = xw[g : g + n * n * n].reshape((n, n, n))
     if method == 1:
-        status = christoffel_safeea(mf, xv[_Q, :nq], ws, xg)
+        status = christoffel_safeea(mf, q, ws, Gf)
     else:
-        status = christoffel(mf, xv[_Q, :nq], ws, xg)
+        status = christoffel(mf, q, ws, Gf)
     if status:
         return status
-    reduce_tensor(A, xg, Gamma)
+    reduce_tensor(xw, a, n, Gf, Gamma)
     return 0
 
 
 @long_kernel
-def reduced_mass_matrix(mf, A, phi, qbar, ws, xv, xm, M):
+def reduced_mass_matrix(mf, qbar, ws, xw, M):
     """Mbar = A^T M A."""
-    status = check_position_only(A, phi, xv, qbar)
+    status = check_position_only(mf, xw, qbar)
     if status:
         return status
-    nv, _ = reduced_sizes(A, phi)
-    if not square_ok(nv, M):
+    n, nq, nvbar, _ = layout(mf, xw)
+    if not square_ok(nvbar, M):
         return SIZE_OUT
-    nq = phi.shape[0]
-    expand_position(phi, qbar, xv[_Q, :nq])
-    status = mass_matrix(mf, xv[_Q, :nq], ws, xm[0])
+    a, p, oq, _, m, _ = offsets(n, nq)
+    q = xw[oq : oq + nq]
+    expand_position(xw, p, nq, qbar, q)
+    Mf = matrix(xw, m, n, 0)
+    status = mass_matrix(mf, q, ws, Mf)
     if status:
         return status
-    reduce_matrix(A, xm[0], M)
+    reduce_matrix(xw, a, n, Mf, M)
     return 0
 
 
 @kernel
-def reduced_gravity(mf, gravity, A, phi, qbar, ws, xv, g):
+def reduced_gravity(mf, gravity, qbar, ws, xw, g):
     """gbar = A^T g."""
-    status = check_position_only(A, phi, xv, qbar)
+    status = check_position_only(mf, xw, qbar)
     if status:
         return status
-    nv, _ = reduced_sizes(A, phi)
-    if g.shape[0] != nv:
+    n, nq, nvbar, _ = layout(mf, xw)
+    if g.shape[0] != nvbar:
         return SIZE_OUT
-    n, nq = A.shape[0], phi.shape[0]
-    expand_position(phi, qbar, xv[_Q, :nq])
-    status = generalized_gravity(mf, gravity, xv[_Q, :nq], ws, xv[_OUT, :n])
+    a, p, oq, v, _, _ = offsets(n, nq)
+    q = xw[oq : oq + nq]
+    expand_position(xw, p, nq, qbar, q)
+    gf = vector(xw, v, n, 2)
+    status = generalized_gravity(mf, gravity, q, ws, gf)
     if status:
         return status
-    reduce_vector(A, xv[_OUT, :n], g)
+    reduce_vector(xw, a, n, gf, g)
     return 0
 
 
 @kernel
-def reduced_inverse_dynamics(mf, gravity, A, phi, qbar, qdbar, qddbar, ws, xv, tau):
+def reduced_inverse_dynamics(mf, gravity, qbar, qdbar, qddbar, ws, xw, tau):
     """taubar = A^T tau(phi(qbar), A qbardot, A qbarddot) (Adot = 0)."""
-    status = check_reduced(A, phi, xv, qbar, qdbar, qddbar)
+    status = check_reduced(mf, xw, qbar, qdbar, qddbar)
     if status:
         return status
-    nv, _ = reduced_sizes(A, phi)
-    if tau.shape[0] != nv:
+    n, nq, nvbar, _ = layout(mf, xw)
+    if tau.shape[0] != nvbar:
         return SIZE_OUT
-    n, nq = A.shape[0], phi.shape[0]
-    expand_inputs(A, phi, xv, qbar, qdbar, qddbar)
-    status = inverse_dynamics(mf, gravity, xv[_Q, :nq], xv[_QD, :n], xv[_QDD, :n], ws, xv[_OUT, :n])
+    a, p, oq, v, _, _ = offsets(n, nq)
+    q, qd, qdd = xw[oq : oq + nq], vector(xw, v, n, 0), vector(xw, v, n, 1)
+    expand_position(xw, p, nq, qbar, q)
+    expand_velocity(xw, a, n, qdbar, qd)
+    expand_velocity(xw, a, n, qddbar, qdd)
+    tf = vector(xw, v, n, 2)
+    status = inverse_dynamics(mf, gravity, q, qd, qdd, ws, tf)
     if status:
         return status
-    reduce_vector(A, xv[_OUT, :n], tau)
+    reduce_vector(xw, a, n, tf, tau)
     return 0
 
 
 @kernel
-def reduced_coriolis_vectors(mf, A, phi, qbar, qdbar, ws, xv, Cqd, CTqd, p):
+def reduced_coriolis_vectors(mf, qbar, qdbar, ws, xw, Cqd, CTqd, p):
     """A^T (C qd), A^T (C^T qd), A^T (M qd): Cbar qbardot, Cbar^T qbardot, pbar."""
-    status = check_reduced(A, phi, xv, qbar, qdbar, qdbar)
+    status = check_reduced(mf, xw, qbar, qdbar, qdbar)
     if status:
         return status
-    nv, _ = reduced_sizes(A, phi)
-    if Cqd.shape[0] != nv or CTqd.shape[0] != nv or p.shape[0] != nv:
+    n, nq, nvbar, _ = layout(mf, xw)
+    if Cqd.shape[0] != nvbar or CTqd.shape[0] != nvbar or p.shape[0] != nvbar:
         return SIZE_OUT
     if not disjoint(Cqd, CTqd, p):
         return OVERLAP
-    n, nq = A.shape[0], phi.shape[0]
-    expand_inputs(A, phi, xv, qbar, qdbar, qdbar)
-    status = coriolis_vectors(
-        mf, xv[_Q, :nq], xv[_QD, :n], ws, xv[_OUT, :n], xv[_OUT + 1, :n], xv[_OUT + 2, :n]
-    )
+    a, ph, oq, v, _, _ = offsets(n, nq)
+    q, qd = xw[oq : oq + nq], vector(xw, v, n, 0)
+    expand_position(xw, ph, nq, qbar, q)
+    expand_velocity(xw, a, n, qdbar, qd)
+    x0, x1, x2 = vector(xw, v, n, 2), vector(xw, v, n, 3), vector(xw, v, n, 4)
+    status = coriolis_vectors(mf, q, qd, ws, x0, x1, x2)
     if status:
         return status
-    reduce_vector(A, xv[_OUT, :n], Cqd)
-    reduce_vector(A, xv[_OUT + 1, :n], CTqd)
-    reduce_vector(A, xv[_OUT + 2, :n], p)
+    reduce_vector(xw, a, n, x0, Cqd)
+    reduce_vector(xw, a, n, x1, CTqd)
+    reduce_vector(xw, a, n, x2, p)
     return 0
