@@ -406,14 +406,6 @@ _SIGNATURES = {
 }
 
 
-def _coerce_out_tuple(out):
-    try:
-        a, b, c = out
-    except (TypeError, ValueError):
-        raise ValueError("out must be a tuple of 3 arrays") from None
-    return a, b, c
-
-
 class _Kernels:
     """Each kernel, compiled (or loaded from the on-disk cache) on first use, then frozen."""
 

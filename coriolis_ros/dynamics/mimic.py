@@ -21,19 +21,21 @@ from __future__ import annotations
 import numpy as np
 
 from . import api
-from .api import Dynamics, _coerce_out_tuple
+from .api import Dynamics
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
 from .kernels.coordinate_change import (
     reduced_christoffel,
+    reduced_christoffel_safeea,
     reduced_coriolis,
     reduced_coriolis_vectors,
     reduced_gravity,
     reduced_inverse_dynamics,
     reduced_mass_matrix,
     write_map,
-    xw_size,
+    ws_rows,
 )
+from .kernels.spatial import WS_WIDTH
 from .kernels.safeea import is_serial_chain
 from .model import Model
 
@@ -86,10 +88,11 @@ class MimicDynamics(Dynamics):
         self._A, self._phi = self.map.A, self.map.phi
         n, nb, nqb = model.nv, len(self.map.joint_names), len(self.map.position_names)
         self._qvec, self._vec, self._mat, self._ten = (nqb,), (nb,), (nb, nb), (nb, nb, nb)
-        # the map, then every full-size intermediate: calls with out= allocate nothing
-        self._xw = np.zeros(xw_size(n, model.nq))
+        # the workspace's rows after the model's hold the map, then every full-size
+        # intermediate (kernels.coordinate_change): calls with out= allocate nothing
+        self._ws = np.zeros((ws_rows(n, model.nq), WS_WIDTH))
         rows = [model.joint_names.index(name) for name in self.map.joint_names]
-        write_map(self._xw, self._A, self._phi, rows, nqb)
+        write_map(self._ws[n:].reshape(-1), self._A, self._phi, rows, nqb)
 
     # ------------------------------------------------------------------ description
 
@@ -135,28 +138,37 @@ class MimicDynamics(Dynamics):
 
     # ------------------------------------------------------------------ algorithms
 
+    # Same shape as Dynamics' methods (the reduced kernels take the full kernels'
+    # arguments), so that the reduction adds no Python overhead per call.
+
     def coriolis(self, q, qd, out=None):
         if out is None:
             out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
-        a, b, c = _coerce_out_tuple(out)
-        args = [self._mf, q, qd, self._ws, self._xw, a, b, c]
         try:
-            status = _K.reduced_coriolis(*args)
+            a, b, c = out
+        except (TypeError, ValueError):
+            raise ValueError("out must be a tuple of 3 arrays") from None
+        try:
+            status = _K.reduced_coriolis(self._mf, q, qd, self._ws, a, b, c)
         except TypeError:
+            args = [self._mf, q, qd, self._ws, *out]
             status = self._retry(_K.reduced_coriolis, args, (1, 2), out)
         if status:
             self._fail(status, (q, qd), out)
         return out
 
     def christoffel(self, q, out=None, method: str = "algorithm2"):
-        code = self._christoffel_method(method)
+        kernel = (
+            _K.reduced_christoffel_safeea
+            if self._christoffel_method(method)
+            else (_K.reduced_christoffel)
+        )
         if out is None:
             out = np.empty(self._ten)
-        args = [self._mf, q, self._ws, self._xw, out, code]
         try:
-            status = _K.reduced_christoffel(*args)
+            status = kernel(self._mf, q, self._ws, out)
         except TypeError:
-            status = self._retry(_K.reduced_christoffel, args, (1,), (out,))
+            status = self._retry(kernel, [self._mf, q, self._ws, out], (1,), (out,))
         if status:
             self._fail(status, (q,), (out,))
         return out
@@ -164,10 +176,10 @@ class MimicDynamics(Dynamics):
     def mass_matrix(self, q, out=None):
         if out is None:
             out = np.empty(self._mat)
-        args = [self._mf, q, self._ws, self._xw, out]
         try:
-            status = _K.reduced_mass_matrix(*args)
+            status = _K.reduced_mass_matrix(self._mf, q, self._ws, out)
         except TypeError:
+            args = [self._mf, q, self._ws, out]
             status = self._retry(_K.reduced_mass_matrix, args, (1,), (out,))
         if status:
             self._fail(status, (q,), (out,))
@@ -176,10 +188,10 @@ class MimicDynamics(Dynamics):
     def gravity(self, q, out=None):
         if out is None:
             out = np.empty(self._vec)
-        args = [self._mf, self._gravity, q, self._ws, self._xw, out]
         try:
-            status = _K.reduced_gravity(*args)
+            status = _K.reduced_gravity(self._mf, self._gravity, q, self._ws, out)
         except TypeError:
+            args = [self._mf, self._gravity, q, self._ws, out]
             status = self._retry(_K.reduced_gravity, args, (2,), (out,))
         if status:
             self._fail(status, (q,), (out,))
@@ -188,10 +200,10 @@ class MimicDynamics(Dynamics):
     def inverse_dynamics(self, q, qd, qdd, out=None):
         if out is None:
             out = np.empty(self._vec)
-        args = [self._mf, self._gravity, q, qd, qdd, self._ws, self._xw, out]
         try:
-            status = _K.reduced_inverse_dynamics(*args)
+            status = _K.reduced_inverse_dynamics(self._mf, self._gravity, q, qd, qdd, self._ws, out)
         except TypeError:
+            args = [self._mf, self._gravity, q, qd, qdd, self._ws, out]
             status = self._retry(_K.reduced_inverse_dynamics, args, (2, 3, 4), (out,))
         if status:
             self._fail(status, (q, qd, qdd), (out,))
@@ -200,11 +212,14 @@ class MimicDynamics(Dynamics):
     def coriolis_vectors(self, q, qd, out=None):
         if out is None:
             out = (np.empty(self._vec), np.empty(self._vec), np.empty(self._vec))
-        a, b, c = _coerce_out_tuple(out)
-        args = [self._mf, q, qd, self._ws, self._xw, a, b, c]
         try:
-            status = _K.reduced_coriolis_vectors(*args)
+            a, b, c = out
+        except (TypeError, ValueError):
+            raise ValueError("out must be a tuple of 3 arrays") from None
+        try:
+            status = _K.reduced_coriolis_vectors(self._mf, q, qd, self._ws, a, b, c)
         except TypeError:
+            args = [self._mf, q, qd, self._ws, *out]
             status = self._retry(_K.reduced_coriolis_vectors, args, (1, 2), out)
         if status:
             self._fail(status, (q, qd), out)
@@ -215,20 +230,18 @@ _T = api._SIGNATURES_TYPES
 _RF1, _RF2, _F1, _F2, _F3 = _T["RF1"], _T["RF2"], _T["F1"], _T["F2"], _T["F3"]
 _K = api._Kernels(
     {
-        "reduced_coriolis": (reduced_coriolis, (_RF2, _F1, _F1, _F2, _F1, _F2, _F2, _F2)),
-        "reduced_christoffel": (
-            reduced_christoffel,
-            (_RF2, _F1, _F2, _F1, _F3, api.types.int64),
-        ),
-        "reduced_mass_matrix": (reduced_mass_matrix, (_RF2, _F1, _F2, _F1, _F2)),
-        "reduced_gravity": (reduced_gravity, (_RF2, _RF1, _F1, _F2, _F1, _F1)),
+        "reduced_coriolis": (reduced_coriolis, (_RF2, _F1, _F1, _F2, _F2, _F2, _F2)),
+        "reduced_christoffel": (reduced_christoffel, (_RF2, _F1, _F2, _F3)),
+        "reduced_christoffel_safeea": (reduced_christoffel_safeea, (_RF2, _F1, _F2, _F3)),
+        "reduced_mass_matrix": (reduced_mass_matrix, (_RF2, _F1, _F2, _F2)),
+        "reduced_gravity": (reduced_gravity, (_RF2, _RF1, _F1, _F2, _F1)),
         "reduced_inverse_dynamics": (
             reduced_inverse_dynamics,
-            (_RF2, _RF1, _F1, _F1, _F1, _F2, _F1, _F1),
+            (_RF2, _RF1, _F1, _F1, _F1, _F2, _F1),
         ),
         "reduced_coriolis_vectors": (
             reduced_coriolis_vectors,
-            (_RF2, _F1, _F1, _F2, _F1, _F1, _F1, _F1),
+            (_RF2, _F1, _F1, _F2, _F1, _F1, _F1),
         ),
     }
 )

@@ -19,9 +19,11 @@ multiplier, offset; multi-DoF joints' coordinates copy through).  Each product
 with A is one pass over the full entries, scattering into the reduced ones:
 O(n^2) for matrices, O(n^3) for Gamma, no more than filling them.
 
-Everything a reduced kernel needs beyond the full kernel's arguments is in one
-flat float64 workspace ``xw`` (one argument: every array argument costs the
-dispatcher ~0.1 us), laid out by :func:`xw_size` for n rows and nq coordinates:
+A reduced kernel takes the same arguments as the full one (every array argument
+costs the dispatcher ~0.1 us): what it needs beyond them lives in the rows of the
+workspace ``ws`` after the model's n rows, which the full kernels never touch,
+read as one flat float64 array ``xw`` (:func:`tail`), laid out by
+:func:`xw_size` for n rows and nq coordinates:
 
     [nvbar, nqbar | A: n x (column, multiplier) | perm (n): the full row of each
     reduced column, then the mimic rows | phi: nq x (index, multiplier, offset) |
@@ -30,6 +32,8 @@ dispatcher ~0.1 us), laid out by :func:`xw_size` for n rows and nq coordinates:
 
 The products gather the independent rows' entries (perm) and then add the few
 mimic rows' contributions, which is cheaper than scattering every entry.
+:func:`reduced_coriolis` needs no full-size matrices at all: Algorithm 1's sweep
+writes through A directly (:func:`.coriolis_matrix.sweep`).
 
 The map part is written once by :func:`write_map`; the rest is scratch.  Each
 kernel checks the reduced inputs (status codes of :mod:`.kinematics`, about the
@@ -38,11 +42,12 @@ kernel and scatters its results into the caller's outputs.
 """
 
 from .christoffel import christoffel
-from .coriolis_matrix import coriolis_matrix
+from .coriolis_matrix import sweep
 from .coriolis_vectors import coriolis_vectors
 from .crba import mass_matrix
 from .kinematics import (
     BAD_Q,
+    check_inputs,
     config_size,
     BAD_QD,
     BAD_QDD,
@@ -97,12 +102,25 @@ def write_map(xw, A, phi, independent_rows, nqbar: int) -> None:
     xw[p : p + 3 * nq] = phi.reshape(-1)
 
 
+def ws_rows(n: int, nq: int) -> int:
+    """Rows of a workspace (WS_WIDTH columns) holding the model's n rows, then xw."""
+    from .spatial import WS_WIDTH
+
+    return n + -(-xw_size(n, nq) // WS_WIDTH)
+
+
+@kernel
+def tail(mf, ws):
+    """The rows of ws after the model's, as one flat array."""
+    return ws[mf.shape[0] :].reshape(-1)
+
+
 @kernel
 def layout(mf, xw):
     """(n, nq, nvbar, nqbar), or n = -1 if xw does not fit the model."""
     n = mf.shape[0]
     nq = config_size(mf)
-    if xw.shape[0] != xw_size(n, nq):
+    if xw.shape[0] < xw_size(n, nq) or xw[0] < 1.0:
         return -1, nq, 0, 0
     return n, nq, int(xw[0]), int(xw[1])
 
@@ -218,8 +236,9 @@ def matrix(xw, m, n, which):
 
 
 @long_kernel
-def reduced_coriolis(mf, qbar, qdbar, ws, xw, M, Mdot, C):
-    """Mbar, Mdotbar, Cbar (Algorithm 1 on the full tree, then A^T . A)."""
+def reduced_coriolis(mf, qbar, qdbar, ws, M, Mdot, C):
+    """Mbar, Mdotbar, Cbar: Algorithm 1 on the full tree, each entry written through A."""
+    xw = tail(mf, ws)
     status = check_reduced(mf, xw, qbar, qdbar, qdbar)
     if status:
         return status
@@ -228,23 +247,33 @@ def reduced_coriolis(mf, qbar, qdbar, ws, xw, M, Mdot, C):
         return SIZE_OUT
     if not disjoint(M, Mdot, C):
         return OVERLAP
-    a, p, oq, v, m, _ = offsets(n, nq)
+    a, p, oq, v, _, _ = offsets(n, nq)
     q, qd = xw[oq : oq + nq], vector(xw, v, n, 0)
     expand_position(xw, p, nq, qbar, q)
     expand_velocity(xw, a, n, qdbar, qd)
-    Mf, Mdotf, Cf = matrix(xw, m, n, 0), matrix(xw, m, n, 1), matrix(xw, m, n, 2)
-    status = coriolis_matrix(mf, q, qd, ws, Mf, Mdotf, Cf)
+    status = check_inputs(mf, ws, q, qd, qd)  # the model, quaternions, overflow of m q
     if status:
         return status
-    reduce_matrix(xw, a, n, Mf, M)
-    reduce_matrix(xw, a, n, Mdotf, Mdot)
-    reduce_matrix(xw, a, n, Cf, C)
+    sweep(mf, q, qd, ws, M, Mdot, C, xw, a)  # Algorithm 1, written through A
     return 0
 
 
 @long_kernel
-def reduced_christoffel(mf, qbar, ws, xw, Gamma, method):
-    """Gammabar; method 0: Algorithm 2, 1: Safeea's recursion (serial chains only)."""
+def reduced_christoffel(mf, qbar, ws, Gamma):
+    """Gammabar from Algorithm 2."""
+    return christoffel_through_A(mf, qbar, ws, Gamma, 0)
+
+
+@long_kernel
+def reduced_christoffel_safeea(mf, qbar, ws, Gamma):
+    """Gammabar from Safeea's recursion (serial chains only: the API checks)."""
+    return christoffel_through_A(mf, qbar, ws, Gamma, 1)
+
+
+@kernel
+def christoffel_through_A(mf, qbar, ws, Gamma, method):
+    """Gammabar; method 0: Algorithm 2, 1: Safeea's recursion."""
+    xw = tail(mf, ws)
     status = check_position_only(mf, xw, qbar)
     if status:
         return status
@@ -266,8 +295,9 @@ def reduced_christoffel(mf, qbar, ws, xw, Gamma, method):
 
 
 @long_kernel
-def reduced_mass_matrix(mf, qbar, ws, xw, M):
+def reduced_mass_matrix(mf, qbar, ws, M):
     """Mbar = A^T M A."""
+    xw = tail(mf, ws)
     status = check_position_only(mf, xw, qbar)
     if status:
         return status
@@ -286,8 +316,9 @@ def reduced_mass_matrix(mf, qbar, ws, xw, M):
 
 
 @kernel
-def reduced_gravity(mf, gravity, qbar, ws, xw, g):
+def reduced_gravity(mf, gravity, qbar, ws, g):
     """gbar = A^T g."""
+    xw = tail(mf, ws)
     status = check_position_only(mf, xw, qbar)
     if status:
         return status
@@ -306,8 +337,9 @@ def reduced_gravity(mf, gravity, qbar, ws, xw, g):
 
 
 @kernel
-def reduced_inverse_dynamics(mf, gravity, qbar, qdbar, qddbar, ws, xw, tau):
+def reduced_inverse_dynamics(mf, gravity, qbar, qdbar, qddbar, ws, tau):
     """taubar = A^T tau(phi(qbar), A qbardot, A qbarddot) (Adot = 0)."""
+    xw = tail(mf, ws)
     status = check_reduced(mf, xw, qbar, qdbar, qddbar)
     if status:
         return status
@@ -328,8 +360,9 @@ def reduced_inverse_dynamics(mf, gravity, qbar, qdbar, qddbar, ws, xw, tau):
 
 
 @kernel
-def reduced_coriolis_vectors(mf, qbar, qdbar, ws, xw, Cqd, CTqd, p):
+def reduced_coriolis_vectors(mf, qbar, qdbar, ws, Cqd, CTqd, p):
     """A^T (C qd), A^T (C^T qd), A^T (M qd): Cbar qbardot, Cbar^T qbardot, pbar."""
+    xw = tail(mf, ws)
     status = check_reduced(mf, xw, qbar, qdbar, qdbar)
     if status:
         return status
