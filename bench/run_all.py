@@ -1,6 +1,7 @@
 """Run every benchmark and write the results to bench/results/ (``make bench`` calls this).
 
-    python bench/run_all.py [--quick] [--markdown] [--only dynamics,paper,floating,scaling,node]
+    python bench/run_all.py [--quick] [--markdown]
+                            [--only dynamics,paper,floating,reduction,scaling,node]
                             [--outdir DIR]
                             [--code worktree|installed|<git revision>]
 
@@ -26,6 +27,7 @@ SCRIPTS = {
     "dynamics": ("bench_dynamics.py", "bench_dynamics"),
     "paper": ("bench_paper.py", "bench_paper"),
     "floating": ("bench_floating.py", "bench_floating"),
+    "reduction": ("bench_reduction.py", "bench_reduction"),  # Safeea; mimic reduction cost
     "scaling": ("scaling.py", "scaling"),
     "node": ("bench_node.py", "bench_node"),  # the installed node, end to end (about 2 min)
 }
