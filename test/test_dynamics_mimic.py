@@ -435,3 +435,24 @@ def test_clone_keeps_the_reduction(panda):
     q = np.linspace(0, 1, 8)
     assert_close(other.christoffel(q), panda.christoffel(q), 0.0, "clone")
     assert "nv=8" in repr(panda)
+
+
+@pytest.mark.parametrize("robot", ["talos_full", "romeo"])
+def test_model_describes_the_independent_coordinates(robot):
+    """dyn.model (what the node and the CLI read next to joint_names) is the reduced view."""
+    path = str(erd_urdf(robot))
+    dyn = Dynamics.from_urdf(path, root_joint="floating")
+    full = Dynamics.from_urdf(path, root_joint="floating", mimic="independent")
+    model = dyn.model
+    assert model.joint_names == dyn.joint_names and len(model.joint_types) == dyn.nv
+    assert model.position_names == dyn.position_names and (model.nv, model.nq) == (dyn.nv, dyn.nq)
+    for name, kind in zip(dyn.joint_names, model.joint_types, strict=True):
+        assert kind == full.model.joint_types[full.joint_names.index(name)]
+    joints = model.joints()
+    assert sum(nv for _, _, nv, _ in joints) == dyn.nv
+    for kind, first, nv, iq in joints:  # first row and first coordinate name the same joint
+        assert dyn.position_names[iq].split("/")[0] == dyn.joint_names[first].split("/")[0]
+    parent = model.parent
+    assert parent[0] == -1 and all(-1 <= p < k for k, p in enumerate(parent))
+    assert dyn.tree_depth == full.tree_depth and model.total_mass == full.model.total_mass
+    assert dyn.clone().model.joint_names == dyn.joint_names

@@ -18,6 +18,9 @@ allocate nothing.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import api
@@ -73,18 +76,75 @@ class CoordinateMap:
         return out
 
 
+@dataclass(frozen=True)
+class ReducedModel(Model):
+    """A model's description in the independent coordinates (``MimicDynamics.model``).
+
+    ``joint_names``, ``joint_types``, ``body_links``, ``position_names``, :meth:`joints`
+    and :attr:`parent` (nearest independent ancestor) are over the independent rows,
+    so code that reads ``dyn.model`` next to ``dyn.joint_names`` stays aligned; ``mf``,
+    ``tree_depth`` and ``total_mass`` are the full tree's, which is ``tree``.
+    """
+
+    tree: Model | None = None
+
+    @classmethod
+    def of(cls, tree: Model, cmap: CoordinateMap) -> ReducedModel:
+        keep = [tree.joint_names.index(n) for n in cmap.joint_names]
+        fields = {f.name: getattr(tree, f.name) for f in dataclasses.fields(Model)}
+        fields.update(
+            joint_names=cmap.joint_names,
+            joint_types=tuple(tree.joint_types[r] for r in keep),
+            body_links=tuple(tree.body_links[r] for r in keep),
+            position_names=cmap.position_names,
+        )
+        return cls(**fields, tree=tree)
+
+    def joints(self) -> list[tuple[int, int, int, int]]:
+        out = []
+        for kind, first, nv, iq in self.tree.joints():
+            name = self.tree.joint_names[first]
+            if name in self.joint_names:
+                iq_bar = self.position_names.index(self.tree.position_names[iq])
+                out.append((kind, self.joint_names.index(name), nv, iq_bar))
+        return out
+
+    @property
+    def parent(self) -> np.ndarray:
+        full = self.tree.parent
+        index = {n: k for k, n in enumerate(self.joint_names)}
+        out = np.empty(self.nv, dtype=np.int64)
+        for k, name in enumerate(self.joint_names):
+            p = full[self.tree.joint_names.index(name)]
+            while p >= 0 and self.tree.joint_names[p] not in index:
+                p = full[p]
+            out[k] = -1 if p < 0 else index[self.tree.joint_names[p]]
+        return out
+
+    @property
+    def tree_depth(self) -> int:
+        return self.tree.tree_depth
+
+    @property
+    def total_mass(self) -> float:
+        return self.tree.total_mass
+
+
 class MimicDynamics(Dynamics):
     """:class:`Dynamics` over the independent coordinates of a model with mimic joints.
 
     ``Dynamics(model)`` returns one whenever ``model.mimic`` is not empty.  Every
     method takes and returns reduced quantities (``joint_names``,
     ``position_names``); :meth:`full_position` and :meth:`full_velocity` give the
-    full tree's.
+    full tree's.  ``model`` describes the independent coordinates
+    (:class:`ReducedModel`); ``tree`` is the full model the kernels run on.
     """
 
     def __init__(self, model: Model):
         super().__init__(model)
+        self.tree = model
         self.map = CoordinateMap(model)
+        self.model = ReducedModel.of(model, self.map)
         self._A, self._phi = self.map.A, self.map.phi
         n, nb, nqb = model.nv, len(self.map.joint_names), len(self.map.position_names)
         self._qvec, self._vec, self._mat, self._ten = (nqb,), (nb,), (nb, nb), (nb, nb, nb)
@@ -94,32 +154,19 @@ class MimicDynamics(Dynamics):
         rows = [model.joint_names.index(name) for name in self.map.joint_names]
         write_map(self._ws[n:].reshape(-1), self._A, self._phi, rows, nqb)
 
+    def clone(self) -> MimicDynamics:
+        return MimicDynamics(self.tree)
+
     # ------------------------------------------------------------------ description
 
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        return self.map.joint_names
-
-    @property
-    def position_names(self) -> tuple[str, ...]:
-        return self.map.position_names
-
-    @property
-    def nv(self) -> int:
-        return len(self.map.joint_names)
-
-    @property
-    def nq(self) -> int:
-        return len(self.map.position_names)
-
     def neutral(self) -> np.ndarray:
-        full = _neutral(self.model)
-        keep = [self.model.position_names.index(n) for n in self.map.position_names]
+        full = _neutral(self.tree)
+        keep = [self.tree.position_names.index(n) for n in self.map.position_names]
         return full[keep]
 
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
-        full = _integrate(self.model, self.full_position(q), self.full_velocity(v), self._dt(dt))
-        keep = [self.model.position_names.index(n) for n in self.map.position_names]
+        full = _integrate(self.tree, self.full_position(q), self.full_velocity(v), self._dt(dt))
+        keep = [self.tree.position_names.index(n) for n in self.map.position_names]
         return full[keep]
 
     def full_position(self, q) -> np.ndarray:
