@@ -7,9 +7,9 @@ inertias), n = 5 and 6..30 DoF: our ``christoffel(q, method="safeea")`` (Safeea 
 O(n^3) recursion), our default ``christoffel`` (Echeandia & Wensing's Algorithm 2, O(N d^2) =
 O(n^3) on a chain) and the Pinocchio route to Γ (nv calls of ``computeCoriolisMatrix`` with unit
 velocities, copied into an (nv, nv, nv) array), all with preallocated outputs; both of ours are
-checked against Pinocchio before timing.  Slopes: least-squares fit of log t against log n over
-6..30 DoF.  Reference line: the seed paper's 5-DoF MATLAB time, 99 µs (Safeea et al. 2019,
-Table I; their machine, MATLAB).
+checked against Pinocchio before timing.  Slopes: least-squares fit of log t (the min over repeats,
+the robust figure on a shared machine) against log n over 6..30 DoF.  Reference line: the
+seed paper's 5-DoF MATLAB time, 99 µs (Safeea et al. 2019, Table I; their machine, MATLAB).
 
 Table 2, Panda with its hand (9 joints, panda_finger_joint2 mimics panda_finger_joint1): every
 call with the mimic joint followed (8 independent coordinates, the default) against the same
@@ -85,7 +85,7 @@ def slope(results: list[dict], key: str) -> float:
     if len(rows) < 2:
         return float("nan")
     x = np.log([r["n"] for r in rows])
-    y = np.log([r[key].median for r in rows])
+    y = np.log([r[key].min for r in rows])  # the min: the median is too noisy to fit
     return float(np.polyfit(x, y, 1)[0])
 
 
