@@ -2,18 +2,20 @@
 
 A thin adapter: all dynamics come from `coriolis_ros.dynamics.Dynamics`. Threads:
 
-* the executor (parameter executor_threads: 1 = SingleThreadedExecutor, the default, since
-  rclpy's MultiThreadedExecutor costs several times more CPU per callback and falls behind at
-  1 kHz; > 1 = MultiThreadedExecutor with separate callback groups) runs the subscriptions,
-  services and timers; the joint_states callback only merges the message into the buffer and
-  wakes the compute worker; services use their own Dynamics instance (own workspace);
-* one compute worker takes the newest merged state, runs the kernels into preallocated
-  buffers that *are* the message fields, and publishes (a backlog is never worked through:
-  messages merged while it was busy are counted as skipped);
+* the executor runs the subscriptions, services and timers: with executor_threads 1,
+  rclpy.experimental.EventsExecutor (parameter executor: events, the default; far less CPU per
+  callback than the SingleThreadedExecutor, executor: single); > 1 = MultiThreadedExecutor
+  with separate callback groups. Services use their own Dynamics instance (own workspace);
+* the tick (take the newest merged state, run the kernels into preallocated arrays, publish a
+  prebuilt serialised message) runs inside the joint_states callback (or the update_rate
+  timer) while its CPU time is below inline_tick_share of the input interval;
+* otherwise one compute worker runs it, on the newest merged state (a backlog is never worked
+  through: messages merged while it was busy are counted as skipped);
 * one model builder parses a new robot_description and warms the kernels up, then swaps the
   model in atomically; ticks keep running on the old model meanwhile.
 
-Run: `ros2 run coriolis_ros coriolis_node` or `python -m coriolis_ros.node`.
+Run: `make run URDF=robot.urdf`, `python -m coriolis_ros.node --ros-args -p
+robot_description_file:=robot.urdf` or `ros2 run coriolis_ros coriolis_node`.
 """
 
 from __future__ import annotations
