@@ -16,7 +16,7 @@ PYTEST_ARGS ?= test
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: setup install test demo run bench lint clean distclean
+.PHONY: setup install test demo run run-args bench lint clean distclean
 
 setup:
 	scripts/setup.sh
@@ -34,11 +34,13 @@ test: setup
 demo: setup
 	scripts/run.sh python -m coriolis_ros.demo
 
-# The node on a URDF file, in the venv (ROS_DOMAIN_ID: yours if set, else one derived from the
-# shell's pid, printed by scripts/env.sh users via `echo $$ROS_DOMAIN_ID`).
-run: setup
-	@if [ -z "$(URDF)" ]; then echo "usage: make run URDF=path/to/robot.urdf [ARGS='--ros-args ...']" >&2; exit 2; fi
+# The node on a URDF file, in the venv. ROS_DOMAIN_ID: yours if set (set it to reach the node from
+# another shell), else scripts/run.sh derives one from its pid.
+run: run-args setup
 	scripts/run.sh python -m coriolis_ros.node --ros-args -p robot_description_file:=$(abspath $(URDF)) $(ARGS)
+
+run-args:
+	@if [ -z "$(URDF)" ]; then echo "usage: make run URDF=path/to/robot.urdf [ARGS='-p name:=value ...']" >&2; exit 2; fi
 
 bench: setup
 	@if [ -f bench/run_all.py ]; then scripts/run.sh python bench/run_all.py; \

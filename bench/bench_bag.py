@@ -37,7 +37,7 @@ def make_bag(path: Path, storage: str, urdf: str, seconds: float, rate: int = 10
 
     from coriolis_ros.dynamics import Dynamics
 
-    names = Dynamics.from_urdf(urdf).joint_names
+    names = Dynamics.from_urdf(urdf, mimic="independent").joint_names
     n = len(names)
     ts = get_typestore(Stores.ROS2_KILTED)
     JS, Header, Time, String = (ts.types[k] for k in (

@@ -47,7 +47,7 @@ def bench_robot(key: str, settings: bl.Settings, T: int, T_gamma: int) -> dict:
 
     label, rel = ROBOTS[key]
     path = str(bl.erd_robots_dir() / rel)
-    dyn = Dynamics.from_urdf(path)
+    dyn = Dynamics.from_urdf(path, mimic="independent")
     dyn.warmup()
     dyn.warmup_batch()
     n = dyn.nv
@@ -137,7 +137,7 @@ def scaling_table(settings: bl.Settings, Ts: list[int], markdown: bool) -> str:
     from coriolis_ros.dynamics import Dynamics
 
     path = str(bl.erd_robots_dir() / ROBOTS["panda"][1])
-    dyn = Dynamics.from_urdf(path)
+    dyn = Dynamics.from_urdf(path, mimic="independent")
     dyn.warmup_batch()
     n = dyn.nv
     threads = sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)})

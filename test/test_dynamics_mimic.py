@@ -461,3 +461,14 @@ def test_model_describes_the_independent_coordinates(robot):
     assert parent[0] == -1 and all(-1 <= p < k for k, p in enumerate(parent))
     assert dyn.tree_depth == full.tree_depth and model.total_mass == full.model.total_mass
     assert dyn.clone().model.joint_names == dyn.joint_names
+
+
+def test_batched_kernels_refuse_a_model_whose_mimic_joints_follow(panda):
+    Q, V = np.zeros((3, panda.nq)), np.zeros((3, panda.nv))
+    for call in (lambda: panda.coriolis_batch(Q, V), lambda: panda.christoffel_batch(Q),
+                 lambda: panda.gravity_batch(Q)):  # fmt: skip
+        with pytest.raises(ValueError, match="batched kernels do not reduce mimic joints"):
+            call()
+    independent = Dynamics.from_urdf(str(erd_urdf("panda")), mimic="independent")
+    M, _, _ = independent.coriolis_batch(np.zeros((3, 9)), np.zeros((3, 9)))
+    assert M.shape == (3, 9, 9)

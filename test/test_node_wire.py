@@ -86,3 +86,23 @@ def test_wire_floating_base_layout_equals_rclpy_serialisation(n):
     assert back == msg
     assert list(back.position_names) == position_names
     np.testing.assert_array_equal(back.position, out.view["position"])
+
+
+def test_wire_fill_allocates_no_arrays():
+    import tracemalloc
+
+    n = 4000  # one float64 array of n = 32 KB, far above Python-object noise
+    out = TickOutputs(n)
+    fields = ("position", "velocity", "coriolis_force", "gravity_force", "momentum")
+    wire = WireState([f"j{k}" for k in range(n)], {f: n for f in fields})
+    wire.fill(out.view, 1, 2)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        for k in range(1000):
+            wire.fill(out.view, k, k)
+        growth = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert growth < 8 * n // 2, growth

@@ -274,6 +274,12 @@ class MimicDynamics(Dynamics):
             self._fail(status, (q, qd), out)
         return out
 
+    def _q_width(self) -> int:
+        raise ValueError(
+            "the batched kernels do not reduce mimic joints: build this model with "
+            "mimic='independent' (or call the single-state methods row by row)"
+        )
+
     def coriolis_times(self, q, qd, x, out=None):
         if out is None:
             out = np.empty(self._vec)

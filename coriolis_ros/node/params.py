@@ -163,7 +163,7 @@ PARAMETERS = (
         "inline_tick_share",
         0.5,
         "Run the tick inside the joint_states callback (or the update_rate timer) while its "
-        "mean cost stays below this share of the mean input interval (or timer period): no "
+        "mean CPU cost stays below this share of the mean input interval (or timer period): no "
         "thread hand-off. Above it, ticks go to the compute thread, which works on the newest "
         "merged state and counts the messages merged meanwhile as skipped, so the input queue "
         "keeps draining. 0: always the compute thread.",

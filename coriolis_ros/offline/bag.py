@@ -245,7 +245,9 @@ def _read(path, urdf, topic, description_topic, gravity, progress):
         else:
             text, notes = _recorded_urdf(reader, typestore, path, description_topic)
             source = description_topic
-        dyn = Dynamics.from_urdf(text, gravity=gravity)
+        # Every recorded joint is a coordinate of its own (mimic joints included), as the
+        # bag recorded them; the batched kernels this tool uses are not reduced for mimics.
+        dyn = Dynamics.from_urdf(text, gravity=gravity, mimic="independent")
         total = sum(c.msgcount for c in conns)
         rec = _merge_joint_states(reader, typestore, conns, dyn.joint_names, total, progress)
     finally:
