@@ -22,12 +22,15 @@ __all__ = ["analyze", "offline_observer", "plot", "simulate", "storage"]
 
 def simulate(scenario, duration: float, dt: float = 1e-3, delay_steps: int = 1):
     """Plant and controller in one process: the command computed from the state at step k is
-    applied from step k + ``delay_steps`` on (zero before), as the ROS loop does when the
-    controller answers within one period.  Returns (plant log, controller log), like the
+    applied from step k + ``delay_steps`` on (zero before), as the ROS loop does (one step)
+    when the controller answers within one period; ``delay_steps`` 0 is the ideal
+    continuous-time controller sampled at dt.  Returns (plant log, controller log), like the
     processes write them (stamps start at 0)."""
     from coriolis_ros.demo.passivity_controller import SlotineLiController
     from coriolis_ros.demo.passivity_plant import RigidBodyPlant
 
+    if int(delay_steps) != delay_steps or delay_steps < 0:
+        raise ValueError(f"delay_steps must be a non-negative integer, got {delay_steps!r}")
     dyn = scenario.dynamics()
     reference = scenario.reference(dyn)
     plant = RigidBodyPlant(dyn, reference.position(0.0), np.zeros(dyn.nv), dt, scenario.push(dyn))
@@ -50,17 +53,17 @@ def simulate(scenario, duration: float, dt: float = 1e-3, delay_steps: int = 1):
     }
     pending = [np.zeros(n) for _ in range(delay_steps)]
     for i in range(steps + 1):
-        tau = pending.pop(0)
-        plant_log["q"][i] = plant.q
-        plant_log["qd"][i] = plant.qd
-        plant_log["tau"][i] = tau
-        plant_log["tau_ext"][i] = plant.external_torque()
         # copies: the plant's read-only views would take the library's slow conversion path
         command = controller.torque(plant.t, plant.q.copy(), plant.qd.copy()).copy()
         ctrl_log["e"][i] = controller.e
         ctrl_log["s"][i] = controller.s
         ctrl_log["tau"][i] = command
         pending.append(command)
+        tau = pending.pop(0)
+        plant_log["q"][i] = plant.q
+        plant_log["qd"][i] = plant.qd
+        plant_log["tau"][i] = tau
+        plant_log["tau_ext"][i] = plant.external_torque()
         if i < steps:
             plant.step(tau)
     return plant_log, ctrl_log
