@@ -3,6 +3,8 @@
 #   make install  rebuild + install the current tree into .venv (incremental, ~1 s)
 #   make test     setup if needed, install, ruff check, pytest on test/ against the installed copy
 #   make demo     setup if needed, install, run python -m coriolis_ros.demo
+#   make demo-passivity  closed loop (plant, Slotine-Li controller, push, the node's observer);
+#                 writes docs/passivity_demo.png and docs/passivity_demo.json (DEMO_ARGS to change)
 #   make bench    run bench/run_all.py when it exists
 #   make lint     ruff check
 #   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
@@ -14,7 +16,9 @@ PYTEST_ARGS ?= test
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: setup install test demo bench lint clean distclean
+DEMO_ARGS ?= --output docs/passivity_demo.png --summary docs/passivity_demo.json
+
+.PHONY: setup install test demo demo-passivity bench lint clean distclean
 
 setup:
 	scripts/setup.sh
@@ -31,6 +35,10 @@ test: setup
 
 demo: setup
 	scripts/run.sh python -m coriolis_ros.demo
+
+demo-passivity: setup
+	@mkdir -p docs
+	scripts/run.sh python -m coriolis_ros.demo.passivity $(DEMO_ARGS)
 
 bench: setup
 	@if [ -f bench/run_all.py ]; then scripts/run.sh python bench/run_all.py; \

@@ -101,7 +101,7 @@ def analyze(dyn, scenario, plant_log, ctrl_log, node_log=None, observer_gain=50.
     """Summary numbers (JSON-able) and the aligned series for :func:`plot`.
 
     Windows (simulated time): *settled* from 1 s (the initial error has decayed) to the push;
-    *push* from 5 observer time constants (1/K_O) after the push starts to its end; *after*
+    *push* from 10 observer time constants (1/K_O) after the push starts to its end; *after*
     from 1 s after the push ends to the end.
     """
     stamps = plant_log["stamp_ns"]
@@ -111,7 +111,7 @@ def analyze(dyn, scenario, plant_log, ctrl_log, node_log=None, observer_gain=50.
     true = plant_log["tau_ext"][:, push_index]
     end = float(t[-1])
     push_end = scenario.push_end if scenario.push_end is not None else end
-    settle = 5.0 / observer_gain
+    settle = 10.0 / observer_gain
 
     # Controller samples aligned with the plant's states by stamp.
     c_t = (ctrl_log["stamp_ns"] - t0) * 1e-9
