@@ -5,6 +5,8 @@
 #   make demo     setup if needed, install, run python -m coriolis_ros.demo
 #   make demo-passivity  closed loop (plant, Slotine-Li controller, push, the node's observer);
 #                 writes docs/passivity_demo.png and docs/passivity_demo.json (DEMO_ARGS to change)
+#   make run URDF=robot.urdf [ARGS='-p update_rate:=500.0']
+#                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
 #   make lint     ruff check
 #   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
@@ -18,7 +20,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
 DEMO_ARGS ?= --output docs/passivity_demo.png --summary docs/passivity_demo.json
 
-.PHONY: setup install test demo demo-passivity bench lint clean distclean
+.PHONY: setup install test demo demo-passivity run bench lint clean distclean
 
 setup:
 	scripts/setup.sh
@@ -39,6 +41,12 @@ demo: setup
 demo-passivity: setup
 	@mkdir -p docs
 	scripts/run.sh python -m coriolis_ros.demo.passivity $(DEMO_ARGS)
+
+# The node on a URDF file, in the venv (ROS_DOMAIN_ID: yours if set, else one derived from the
+# shell's pid, printed by scripts/env.sh users via `echo $$ROS_DOMAIN_ID`).
+run: setup
+	@if [ -z "$(URDF)" ]; then echo "usage: make run URDF=path/to/robot.urdf [ARGS='--ros-args ...']" >&2; exit 2; fi
+	scripts/run.sh python -m coriolis_ros.node --ros-args -p robot_description_file:=$(abspath $(URDF)) $(ARGS)
 
 bench: setup
 	@if [ -f bench/run_all.py ]; then scripts/run.sh python bench/run_all.py; \

@@ -634,8 +634,11 @@ class Run:
             cpu0, wall0 = proc_cpu_s(node.pid), time.monotonic()
             helper_cpu0 = {c.name: proc_cpu_s(c.pid) for c in (pub, sub)}
             sent_path = self.workdir / f"sent_{self.key}.json"
+            profiler = self._start_profiler(node.pid) if args.profile else None
             pub.send(f"burst {total} {sent_path}")
             burst = json.loads(pub.expect("burst_done", args.duration * 3 + 30))
+            if profiler is not None:
+                self.result["profile"] = self._finish_profiler(*profiler)
             cpu1, wall1 = proc_cpu_s(node.pid), time.monotonic()
             helper_cpu1 = {c.name: proc_cpu_s(c.pid) for c in (pub, sub)}
             rss_after, hwm = proc_rss_kb(node.pid)
@@ -675,6 +678,36 @@ class Run:
         self.result["load"].update(self._skips(sent_stamps, data["stamps"]))
         self.result["load"]["diag_periods"] = [
             d[3] for d in data["diags"] if burst["first_stamp"] <= d[0] <= end_ns]
+
+    def _start_profiler(self, pid: int):
+        """py-spy record on the node for the burst (raw collapsed stacks, per thread)."""
+        exe = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which(
+            "py-spy")
+        if exe is None:
+            raise RuntimeError("--profile needs py-spy (requirements/dev.txt)")
+        out = self.workdir / f"profile_{self.key}.txt"
+        cmd = [exe, "record", "--pid", str(pid), "--duration", str(int(math.ceil(
+            self.args.duration))), "--rate", "250", "--format", "raw", "--threads",
+            "--nonblocking", "--output", str(out)]
+        if self.args.profile_native:
+            cmd.append("--native")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, preexec_fn=_die_with_parent)
+        return proc, out
+
+    def _finish_profiler(self, proc, out: Path) -> dict:
+        try:
+            _, err = proc.communicate(timeout=self.args.duration + 30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        if not out.exists():
+            return {"error": (err or "").strip()[-300:] or f"py-spy exited {proc.returncode}"}
+        keep = Path(self.args.profile) / f"profile_{self.key}.txt"
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(out, keep)
+        return summarize_profile(out.read_text(), rate=250.0, seconds=self.args.duration) | {
+            "file": str(keep)}
 
     @staticmethod
     def _skips(sent: list, out_stamps: list) -> dict:
@@ -733,6 +766,46 @@ class Run:
         return out
 
 
+def _frame_label(frame: str) -> str:
+    """'func (file.py)' from py-spy's 'func (path/file.py:line)' frame text."""
+    m = re.match(r"(.*?) \((.*?)(?::\d+)?\)$", frame)
+    if not m:
+        return frame
+    return f"{m[1]} ({Path(m[2]).name})"
+
+
+def summarize_profile(text: str, rate: float, seconds: float, top: int = 15) -> dict:
+    """Per-thread CPU share and the top functions by own and by inclusive samples.
+
+    `text` is py-spy's raw (collapsed) output with --threads: 'thread;frame;...;frame count'.
+    A sample is one stack seen on CPU (py-spy skips idle threads without --idle).
+    """
+    threads: dict = {}
+    own: dict = {}
+    inclusive: dict = {}
+    total = 0
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        k = int(count)
+        frames = stack.split(";")
+        thread = re.sub(r"\s*\(?0x[0-9a-f]+\)?", "", frames[0]).strip() or frames[0]
+        threads[thread] = threads.get(thread, 0) + k
+        labels = [_frame_label(f) for f in frames[1:]] or ["<no Python frame>"]
+        own[labels[-1]] = own.get(labels[-1], 0) + k
+        for label in set(labels):
+            inclusive[label] = inclusive.get(label, 0) + k
+        total += k
+    possible = rate * seconds
+
+    def ranked(d):
+        return [(name, 100.0 * v / possible) for name, v in
+                sorted(d.items(), key=lambda kv: -kv[1])[:top]]
+    return {"samples": total, "cpu_pct": 100.0 * total / possible,
+            "threads": ranked(threads), "own": ranked(own), "inclusive": ranked(inclusive)}
+
+
 LOG_LINE_RE = re.compile(r"^\[(WARN|ERROR|FATAL)\] \[(\d+)\.(\d+)\] ")
 
 
@@ -773,6 +846,38 @@ def _fmt(x, digits=2) -> str:
 
 def _mb(kb) -> str:
     return "-" if kb is None else f"{kb / 1024:.1f}"
+
+
+STAGES = ("callback", "buffer_update", "handoff_wait", "kernels", "message_fill", "publish")
+
+
+def _stage_breakdown(results: list, bl, md: bool) -> list:
+    """Table: mean (max) ms per hot-path stage from the node's diagnostics over the window."""
+    rows = []
+    for r in results:
+        ld = r.get("load")
+        if not ld:
+            continue
+        periods = [d for d in ld["diag_periods"] if d.get("compute_time_mean_ms", "nan") != "nan"]
+        cells = []
+        for stage in STAGES:
+            means = [float(d[f"stage_{stage}_mean_ms"]) for d in periods
+                     if d.get(f"stage_{stage}_mean_ms", "nan") != "nan"]
+            maxima = [float(d[f"stage_{stage}_max_ms"]) for d in periods
+                      if d.get(f"stage_{stage}_max_ms", "nan") != "nan"]
+            cells.append(f"{sum(means) / len(means):.3f} ({max(maxima):.2f})" if means else "-")
+        rows.append([r["label"], *cells])
+    if not rows:
+        return []
+    return [bl.heading("Where the time goes: node hot-path stages, ms, mean (max)", md), "",
+            bl.table(["robot", *STAGES], rows, md), "",
+            "From the node's diagnostics (stage_<name>_mean_ms / _max_ms), mean of the "
+            "per-period means (max of the maxima) over the window. callback = joint_states "
+            "callback entry to return (includes buffer_update, and the tick when it runs "
+            "inline); handoff_wait = callback handing the state to the worker thread -> tick "
+            "start (0 inline); message_fill = the rest of a tick before publish; publish = "
+            "rclpy publish() (serialisation + DDS write). Not covered: rclpy's take + "
+            "deserialisation before the callback and the executor's own loop.", ""]
 
 
 def report(results: list, args, meta: list, bl) -> str:
@@ -849,6 +954,7 @@ def report(results: list, args, meta: list, bl) -> str:
                 "(mean of the per-period means / max of the per-period maxima): compute = the "
                 "kernels of one tick; receive→publish = joint_states callback entry to "
                 "publish() return of the tick that used it.", ""]
+        out += _stage_breakdown(results, bl, md)
         for r in results:
             trend = r.get("load", {}).get("trend")
             if trend:
@@ -915,6 +1021,26 @@ def report(results: list, args, meta: list, bl) -> str:
                              "machine CPU % before (3 s)",
                              "load avg before"], rows, md))
         out.append("")
+
+    # Profile
+    for r in results:
+        prof = r.get("profile")
+        if not prof:
+            continue
+        out += [bl.heading(f"Sampling profile of the node during the window: {r['label']}",
+                           md), ""]
+        if "error" in prof:
+            out += [f"py-spy failed: {prof['error']}", ""]
+            continue
+        out.append(f"py-spy record --rate 250 --threads --nonblocking over the window: "
+                   f"{prof['samples']} samples on CPU = {prof['cpu_pct']:.0f} % of one core "
+                   f"(raw stacks: {prof['file']}). Percentages are of one core.")
+        out.append("")
+        for title, key in (("thread", "threads"), ("function, own time", "own"),
+                           ("function, inclusive", "inclusive")):
+            out.append(bl.table([title, "% of a core"],
+                                [[name, f"{pct:.1f}"] for name, pct in prof[key]], md))
+            out.append("")
 
     # Anomalies and warnings
     notes = []
@@ -1119,6 +1245,12 @@ def main(argv=None) -> int:
                     help=f"ROS_DOMAIN_ID (default: random free one in {DOMAIN_RANGE})")
     ap.add_argument("-p", "--param", action="append", default=[],
                     help="node parameter name:=value (repeatable), e.g. output_queue_depth:=1000")
+    ap.add_argument("--profile", default=None, metavar="DIR",
+                    help="sample the node with py-spy during the measured window (raw stacks "
+                         "kept in DIR, summary in the report; the profiler costs the node CPU, "
+                         "so do not quote that run's timing figures)")
+    ap.add_argument("--profile-native", action="store_true",
+                    help="with --profile: include native (C) frames")
     ap.add_argument("--output", default=None, help="report file (default bench/results/...)")
     ap.add_argument("--no-save", action="store_true", help="print only")
     ap.add_argument("--json", default=None, help="also dump the raw figures to this file")

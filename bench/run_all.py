@@ -1,6 +1,7 @@
 """Run every benchmark and write the results to bench/results/ (``make bench`` calls this).
 
-    python bench/run_all.py [--quick] [--markdown] [--only dynamics,paper,floating,scaling,node]
+    python bench/run_all.py [--quick] [--markdown]
+                            [--only dynamics,loop,paper,floating,scaling,node]
                             [--outdir DIR]
                             [--code worktree|installed|<git revision>]
 
@@ -24,6 +25,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 SCRIPTS = {
     "dynamics": ("bench_dynamics.py", "bench_dynamics"),
+    "loop": ("bench_loop.py", "bench_loop"),  # C x, Slotine-Li, observer terms (issue 10)
     "paper": ("bench_paper.py", "bench_paper"),
     "floating": ("bench_floating.py", "bench_floating"),
     "scaling": ("scaling.py", "scaling"),

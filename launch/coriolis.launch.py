@@ -3,12 +3,14 @@
     ros2 launch coriolis_ros coriolis.launch.py [namespace:=robot1]
         [params_file:=/path/to/params.yaml] [use_sim_time:=true]
         [joint_states_topic:=/robot1/joint_states]
-        [robot_description_topic:=/robot_description] [log_level:=info]
+        [robot_description_topic:=/robot_description] [odom_topic:=/odom] [log_level:=info]
 
 The node subscribes to `joint_states` and `robot_description` and publishes `coriolis_state`
 (all relative to `namespace`, remappable here), publishes /diagnostics, and serves
 `get_christoffel_symbols` and `compute_dynamics`. Parameters come from `params_file`
-(default: the installed config/coriolis.yaml).
+(default: the installed config/coriolis.yaml). A legged robot or humanoid sets
+`root_joint: floating` in its params file; the node then also reads nav_msgs/Odometry of the
+URDF's root link from `odom` (remappable with odom_topic).
 """
 
 import os
@@ -52,6 +54,12 @@ def generate_launch_description():
             "local) from (remaps robot_description)",
         ),
         DeclareLaunchArgument(
+            "odom_topic",
+            default_value="odom",
+            description="Topic to read the base's nav_msgs/Odometry from when the params file "
+            "sets root_joint floating or planar (remaps odom)",
+        ),
+        DeclareLaunchArgument(
             "log_level",
             default_value="info",
             choices=["debug", "info", "warn", "error", "fatal"],
@@ -71,6 +79,7 @@ def generate_launch_description():
         remappings=[
             ("joint_states", LaunchConfiguration("joint_states_topic")),
             ("robot_description", LaunchConfiguration("robot_description_topic")),
+            ("odom", LaunchConfiguration("odom_topic")),
         ],
         arguments=["--ros-args", "--log-level", LaunchConfiguration("log_level")],
     )

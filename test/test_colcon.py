@@ -136,6 +136,6 @@ def test_sourced_workspace_imports_our_package_and_messages(colcon_workspace):
     version_xml = ET.parse(REPO / "package.xml").getroot().findtext("version").strip()
     assert version == version_xml
     assert Path(init_file).resolve().is_relative_to((ws / "install").resolve())
-    assert fields[:3] == ["header", "joint_names", "position"]
+    assert fields[:4] == ["header", "joint_names", "position_names", "position"]
     expected_share = ws / "install" / "coriolis_ros" / "share" / "coriolis_ros"
     assert Path(share_dir).resolve() == expected_share.resolve()

@@ -187,7 +187,10 @@ def test_out_buffers(hand, method):
     call, argnames = _methods(hand)[method]
     rng = np.random.default_rng(6)
     args = [rng.normal(size=n) for _ in argnames]
+    copies = [a.copy() for a in args]
     expected = call(args).copy()
+    for a, c in zip(args, copies):  # inputs are not modified
+        np.testing.assert_array_equal(a, c)
     buf = np.full(n, np.nan)
     assert call(args, out=buf) is buf
     np.testing.assert_array_equal(buf, expected)

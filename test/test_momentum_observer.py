@@ -184,6 +184,34 @@ def test_large_gain_tracks_on_a_moving_robot(ur5):
     assert np.abs(r[stamps < t_on]).max() < 1e-2
 
 
+@pytest.mark.parametrize("robot", ["panda", "talos"])
+def test_same_terms_as_coriolis_vectors_and_gravity(robot):
+    """The fused update uses exactly the p and Cᵀq̇ of coriolis_vectors and the g of gravity:
+    compared with the discrete form written out in numpy on those (random states and stamps),
+    and the first update stores p and w = τ + Cᵀq̇ - g."""
+    dyn = Dynamics.from_urdf(str(erd_urdf(robot)))
+    n = dyn.nv
+    gains = np.linspace(1.0, 200.0, n)
+    obs = MomentumObserver(dyn, gains)
+    rng = np.random.default_rng(8)
+    t, r = 0.0, np.zeros(n)
+    p_prev = w_prev = None
+    for k in range(30):
+        q, qd = rng.uniform(-3, 3, n), rng.normal(0, 2, n)
+        tau = rng.normal(0, 10, n)
+        _, ctqd, p = dyn.coriolis_vectors(q, qd)
+        w = tau + ctqd - dyn.gravity(q)
+        if k:
+            dt = rng.uniform(1e-4, 2e-2)
+            t += dt
+            a = -np.expm1(-gains * dt)
+            r = (1 - a) * r + a * ((p - p_prev) / dt - 0.5 * (w + w_prev))
+        p_prev, w_prev = p, w
+        got = obs.update(t, q, qd, tau)
+        np.testing.assert_allclose(got, r, rtol=1e-12, atol=1e-12 * (1 + np.abs(r).max()))
+    assert np.abs(r).max() > 1.0
+
+
 def test_reset_restarts_from_the_current_state(ur5):
     n = ur5.nv
     tau_ext = np.full(n, 1.5)

@@ -98,3 +98,51 @@ def test_planar_takes_yaw_and_in_plane_twist(yaw):
 def test_fixed_root_has_no_base_state():
     with pytest.raises(ValueError, match="floating or planar"):
         BaseStateBuffer("fixed", "base_link", timeout=0.1)
+
+
+# ----------------------------------------------------------------------------- service requests
+
+
+def test_request_base_takes_the_newest_odometry_when_empty():
+    from coriolis_ros.node.base_state import request_base
+
+    buf = BaseStateBuffer("floating", "base_link", timeout=0.1)
+    assert "no base state" in request_base("floating", [], [], True, buf)
+    assert "no base state" in request_base("floating", [], [], True, None)
+    odom(buf)
+    q, v = request_base("floating", [], [], True, buf)
+    assert q.tolist() == [1, 2, 3, 0, 0, 0, 1] and v.tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    q[0] = 99.0  # a copy: the buffer is not touched
+    assert buf.q[0] == 1.0
+
+
+@pytest.mark.parametrize(
+    "root,position,velocity,need,needle",
+    [
+        ("floating", [0.0] * 6, [0.0] * 6, True, "base_position needs 7 values"),
+        ("floating", [0.0] * 8, [0.0] * 6, True, "base_position needs 7 values"),
+        ("floating", [0, 0, 0, 0, 0, 0, 1.0], [0.0] * 5, True, "base_velocity needs 6 values"),
+        ("floating", [0, 0, 0, 0, 0, 0, 1.0], [0.0] * 7, True, "base_velocity needs 6 values"),
+        ("floating", [0, 0, 0, 0, 0, 0, 1.0], [], True, "base_velocity needs 6 values"),
+        ("floating", [0, 0, 0, 0, 0, 0, 1.0], [0.0] * 2, False, "6 values or none"),
+        ("floating", [0.0] * 7, [0.0] * 6, True, "zero quaternion"),
+        ("floating", [0, 0, math.nan, 0, 0, 0, 1.0], [0.0] * 6, True, "base_position has a NaN"),
+        ("floating", [0, 0, 0, 0, 0, 0, 1.0], [0, 0, 0, 0, 0, 1e51], True, "base_velocity"),
+        ("planar", [0.0] * 2, [0.0] * 3, True, "base_position needs 3 values (x, y, theta)"),
+        ("planar", [0.0] * 3, [0.0] * 6, True, "base_velocity needs 3 values"),
+    ],
+)
+def test_request_base_rejects_bad_fields(root, position, velocity, need, needle):
+    from coriolis_ros.node.base_state import request_base
+
+    reason = request_base(root, position, velocity, need, None)
+    assert isinstance(reason, str) and needle in reason, reason
+
+
+def test_request_base_normalizes_and_allows_no_velocity_when_not_needed():
+    from coriolis_ros.node.base_state import request_base
+
+    q, v = request_base("floating", [1, 2, 3, 0, 0, 0, 4.0], [], False, None)
+    assert q.tolist() == [1, 2, 3, 0, 0, 0, 1] and v.tolist() == [0.0] * 6
+    q, v = request_base("planar", [1, 2, 3.0], [4, 5, 6.0], True, None)
+    assert q.tolist() == [1, 2, 3] and v.tolist() == [4, 5, 6]

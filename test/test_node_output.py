@@ -45,7 +45,16 @@ def _check_terms(msg, urdf_ref: PinReference, dyn: Dynamics, q, qd, fields=None)
         assert close(got, pin[field_name], rtol=1e-8), field_name
 
 
-def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
+# The default hot path (EventsExecutor, tick inline in the callback) and the other one
+# (SingleThreadedExecutor, every tick handed to the compute thread) publish the same numbers.
+HOT_PATHS = {
+    "events-inline": {},
+    "single-worker": {"executor": "single", "inline_tick_share": 0.0},
+}
+
+
+@pytest.mark.parametrize("hot_path", sorted(HOT_PATHS))
+def test_output_matches_library_and_pinocchio(hot_path, ros_domain_env, tmp_path):
     domain_id, env = ros_domain_env
     urdf = panda_urdf()
     dyn = Dynamics.from_urdf(urdf)
@@ -59,7 +68,9 @@ def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
         peer.publish_description(desc, urdf)
         peer.collect_states()
         peer.collect_diagnostics()
-        node = NodeProcess(env, tmp_path / "node.log", params={"frame_id": "panda_link0"})
+        node = NodeProcess(
+            env, tmp_path / "node.log", params={"frame_id": "panda_link0", **HOT_PATHS[hot_path]}
+        )
         try:
             node.wait_ready("panda")
             js = peer.joint_state_publisher()
@@ -90,6 +101,13 @@ def test_output_matches_library_and_pinocchio(ros_domain_env, tmp_path):
             assert values["tree_depth"] == str(dyn.tree_depth)
             assert float(values["self_check_residual"]) < 1e-9
             assert float(values["compute_time_max_ms"]) >= float(values["compute_time_mean_ms"])
+            # Which path ran the ticks, and the per-stage timers are reported.
+            inline = float(values["inline_ticks_pct"])
+            assert inline == (100.0 if hot_path == "events-inline" else 0.0), values
+            assert float(values["stage_kernels_max_ms"]) >= float(values["stage_kernels_mean_ms"])
+            assert float(values["stage_publish_mean_ms"]) > 0.0
+            if hot_path == "events-inline":
+                assert float(values["stage_handoff_wait_max_ms"]) == 0.0
 
             # 2. Partial messages from two publishers (one best effort): arm, then gripper.
             arm = peer.joint_state_publisher()

@@ -2,6 +2,7 @@
 
 import array
 import math
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -214,6 +215,11 @@ def test_parameter_validation():
     assert validate("update_rate", 500.0) is None
     assert ">= 0" in validate("update_rate", -1.0)
     assert validate("publish_gravity", False) is None
+    assert validate("executor", "events") is None and validate("executor", "single") is None
+    assert "events, single" in validate("executor", "multi")
+    assert validate("inline_tick_share", 0.0) is None and validate("inline_tick_share", 1.0) is None
+    assert "<= 1" in validate("inline_tick_share", 1.5)
+    assert ">= 0" in validate("inline_tick_share", -0.1)
 
 
 def _config_file() -> Path:
@@ -261,3 +267,155 @@ def test_largest_accepted_values_give_finite_results():
         qd = rng.choice([-MAX_ABS, MAX_ABS], dyn.nv)
         terms = [*dyn.coriolis(q, qd), *dyn.coriolis_vectors(q, qd), dyn.gravity(q)]
         assert all(np.isfinite(t).all() for t in terms)
+
+
+def _peak_growth(step, iterations: int = 1000) -> int:
+    """Largest traced memory above the start while running `step` `iterations` times (bytes).
+
+    Any temporary array of m float64 the step creates raises the peak by at least 8 m bytes
+    (numpy reports its data allocations to tracemalloc), even though it is freed right away.
+    """
+    for k in range(8):  # warm: one-time caches (every message layout the steps cycle through)
+        step(k)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        for k in range(iterations):
+            step(k)
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def _messages(names, count, rng, velocity=True):
+    """JointState-like (names list, position, velocity) as rclpy delivers them."""
+    m = len(names)
+    return [
+        (
+            list(names),
+            array.array("d", rng.uniform(-1, 1, m).tobytes()),
+            array.array("d", rng.uniform(-1, 1, m).tobytes() if velocity else b""),
+        )
+        for _ in range(count)
+    ]
+
+
+@pytest.mark.parametrize("layout", ["model order", "reversed", "partial", "unknown extra"])
+def test_buffer_hot_path_allocates_no_arrays(layout):
+    n = 8000  # one float64 array of n = 64 KB: far above Python-object noise (< 8 KB)
+    names = [f"j{i}" for i in range(n)]
+    buf = JointStateBuffer(names)
+    msg_names = {
+        "model order": names,
+        "reversed": names[::-1],
+        "partial": names[: n // 2],
+        "unknown extra": ["x"] + names,
+    }[layout]
+    msgs = _messages(msg_names, 4, np.random.default_rng(0))
+    buf.update(names, np.zeros(n), np.zeros(n), 0, 0, 0.0)  # complete from the start
+    q, qd = np.empty(n), np.empty(n)
+
+    def step(k):
+        msg_names_k, position, velocity = msgs[k % 4]
+        now = 1e-4 * k  # nothing goes stale (the stale report itself builds a name list)
+        result = buf.update(msg_names_k, position, velocity, 0, k, now)
+        assert result.status == ACCEPTED
+        buf.take(q, qd)
+        assert buf.stale(now, 0.5) == ()
+
+    growth = _peak_growth(step)
+    assert growth < 8 * n // 4, f"{growth} bytes: a temporary array of ~{growth // 8} doubles"
+    name, pos, vel = msgs[999 % 4]
+    order = [names.index(x) for x in name if x != "x"]
+    skip = 1 if layout == "unknown extra" else 0
+    np.testing.assert_array_equal(q[order], np.frombuffer(pos)[skip:])
+    np.testing.assert_array_equal(qd[order], np.frombuffer(vel)[skip:])
+
+
+def test_buffer_hot_path_detects_an_allocating_step():
+    """The measurement above is sensitive: one n-array temporary per step is seen."""
+    n = 8000
+    data = np.zeros(n)
+    assert _peak_growth(lambda k: data + 1.0, 10) >= 8 * n
+
+
+def test_tick_allocates_no_arrays():
+    """Merge, take and every kernel into TickOutputs: no array allocated per tick."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "test"))
+    from random_trees import binary_tree
+
+    from coriolis_ros.dynamics import Dynamics
+    from coriolis_ros.node.tick import TickOutputs
+
+    dyn = Dynamics.from_urdf(binary_tree(512, seed=3))
+    n = dyn.nv
+    names = list(dyn.joint_names)
+    buf = JointStateBuffer(names)
+    out = TickOutputs(n)  # every field switched on
+    msgs = _messages(names[::-1], 4, np.random.default_rng(1))
+
+    def step(k):
+        msg_names, position, velocity = msgs[k % 4]
+        now = 1e-4 * k
+        assert buf.update(msg_names, position, velocity, 0, k, now).status == ACCEPTED
+        assert buf.stale(now, 0.5) == ()
+        buf.take(out.q, out.qd)
+        out.compute(dyn, matrices=True)
+
+    growth = _peak_growth(step)
+    # A temporary of n doubles (4 KB) would lift the peak by at least 8 n.
+    assert growth < 8 * n, f"{growth} bytes: a temporary array of ~{growth // 8} doubles"
+    M, Mdot, C = dyn.coriolis(out.q, out.qd)
+    np.testing.assert_array_equal(out.view["coriolis_matrix"], C)
+    np.testing.assert_array_equal(out.view["mass_matrix_derivative"], Mdot)
+    np.testing.assert_allclose(out.view["momentum"], M @ out.qd, rtol=1e-10, atol=1e-12)
+
+
+def test_stamp_problems():
+    from coriolis_ros.node.joint_state_buffer import (
+        FUTURE_STAMP,
+        FUTURE_STAMP_TOLERANCE_NS,
+        ZERO_STAMP,
+        stamp_problem,
+    )
+
+    now = 1_700_000_000 * 10**9
+    assert stamp_problem(0, 0, now) == ZERO_STAMP
+    assert stamp_problem(0, 1, now) is None  # not zero: 1 ns after the epoch
+    assert stamp_problem(1_700_000_000, 0, now) is None
+    ahead = now + FUTURE_STAMP_TOLERANCE_NS
+    assert stamp_problem(*divmod(ahead, 10**9), now) is None  # at the tolerance: fine
+    assert stamp_problem(*divmod(ahead + 1, 10**9), now) == FUTURE_STAMP
+    assert stamp_problem(*divmod(ahead + 1, 10**9), 0) is None  # clock not started (sim time)
+
+
+def test_old_velocity_is_reported_not_silently_used():
+    buf = _buffer()
+    buf.update(["a", "b", "c"], [1.0, 2.0, 3.0], [10.0, 20.0, 30.0], 0, None, now=0.0)
+    buf.update(["a", "b", "c"], [1.1, 2.1, 3.1], [], 0, None, now=0.4)  # positions only
+    assert buf.stale_velocity(0.5, 0.5) == ()  # exactly the timeout: not yet
+    buf.update(["a", "b"], [1.2, 2.2], [], 0, None, now=0.6)
+    buf.update(["c"], [3.2], [31.0], 0, None, now=0.6)
+    assert buf.stale_velocity(0.6, 0.5) == ("a", "b")
+    assert buf.stale_velocity(0.6, 0.0) == ()  # timeout 0 disables the check
+    t, _, qd = _take(buf)
+    np.testing.assert_array_equal(qd, [10.0, 20.0, 31.0])  # still the last velocities
+    # Stale altogether (no position either) is `stale`'s report, not this one.
+    assert buf.stale_velocity(1.0, 0.3) == ()
+    assert buf.stale(1.0, 0.3) == ("a", "b", "c")
+    buf.update(["a", "b"], [1.3, 2.3], [11.0, 21.0], 0, None, now=1.0)
+    assert buf.stale_velocity(1.0, 0.5) == ()
+
+
+def test_diagnostics_report_old_velocity_and_stamps():
+    level, message, values = diagnostics.evaluate(
+        diagnostics.Snapshot(robot="r", dof=2, stale_velocity=("j1",), zero_stamps=3)
+    )
+    assert level == diagnostics.WARN and "velocity older than the timeout for: j1" in message
+    values = dict(values)
+    assert values["joints_with_old_velocity"] == "j1" and values["zero_stamp_messages"] == "3"
+    level, _, values = diagnostics.evaluate(diagnostics.Snapshot(robot="r", dof=2))
+    assert level == diagnostics.OK and dict(values)["joints_with_old_velocity"] == ""

@@ -28,7 +28,7 @@ from .kernels.kinematics import (
     SIZE_QDD,
     check_position,
 )
-from .kernels.momentum_observer import observer_step as _observer_step
+from .kernels.momentum_observer import observer_update as _observer_update
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
 from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
@@ -46,7 +46,8 @@ _SLOTINE_LI_NAMES = ("q", "qd", "qd_ref", "qdd_ref")
 
 
 class Dynamics:
-    """Rigid-body dynamics of one robot: M, Mdot, C (Algorithm 1), Gamma (Algorithm 2), g, RNEA.
+    """Rigid-body dynamics of one robot: M, Mdot, C (Algorithm 1), Gamma (Algorithm 2), g, RNEA;
+    in O(N) without forming C: C qd, C^T qd, M qd, C x and the Slotine-Li torque.
 
     Joint-space quantities follow :attr:`joint_names` (nv velocity DoF), configurations
     :attr:`position_names` (nq coordinates; nq = nv without a free flyer, whose
@@ -287,6 +288,7 @@ class Dynamics:
         self.coriolis_vectors(q, v)
         self.coriolis_times(q, v, v)
         self.slotine_li(q, v, v, v)
+        _K.observer_update  # noqa: B018 - MomentumObserver's kernel: loaded, not run
 
     # ------------------------------------------------------------------ validation
     #
@@ -359,11 +361,8 @@ _SIGNATURES = {
     "check_position": (check_position, (_RF2, _F2, _F1)),
     "coriolis_times": (_coriolis_times, (_RF2, _F1, _F1, _F1, _F2, _F1)),
     "slotine_li": (_slotine_li, (_RF2, _RF1, _F1, _F1, _F1, _F1, _F2, _F1)),
-    # MomentumObserver.update: h, first, gain, tau, p, C^T qd, g, p_prev, w_prev, r, out
-    "observer_step": (
-        _observer_step,
-        (types.float64, types.boolean, _RF1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1),
-    ),
+    # MomentumObserver.update: model, gravity, q, qd, tau, workspace, state, dt
+    "observer_update": (_observer_update, (_RF2, _RF1, _F1, _F1, _F1, _F2, _F2, types.float64)),
 }
 
 

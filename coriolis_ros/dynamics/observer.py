@@ -19,7 +19,9 @@ import numpy as np
 
 from .api import _K, Dynamics
 from .kernels.kinematics import MAX_ABS
-from .kernels.momentum_observer import BAD_TAU, SIZE_TAU
+from .kernels.momentum_observer import ST_GAIN, ST_OUT
+
+_NAMES = ("q", "qd", "tau")
 
 
 class MomentumObserver:
@@ -29,8 +31,9 @@ class MomentumObserver:
     Ṁ = C + Cᵀ), so the residual obeys ṙ = K_O (τ_ext - r): a first-order estimate of the
     external joint torque τ_ext with time constant 1/K_O per joint, from positions,
     velocities and applied torques only (no acceleration, no inverse of M).  p and Cᵀq̇
-    are the library's exact O(N) ones (:meth:`Dynamics.coriolis_vectors`, with the
-    Christoffel-consistent C) and g is :meth:`Dynamics.gravity`.
+    are the library's exact O(N) ones (those of :meth:`Dynamics.coriolis_vectors`, with
+    the Christoffel-consistent C) and g that of :meth:`Dynamics.gravity`, all three from
+    one pass over the tree fused with the step below (one compiled call per update).
 
     **Discrete form.**  Per joint, ṙ = K (ż - r) with z = p - p(0) - ∫w dt and
     w = τ + Cᵀq̇ - g.  Between consecutive stamps t_k-1, t_k (h = t_k - t_k-1, whatever
@@ -43,12 +46,13 @@ class MomentumObserver:
     sparse stamps are fine; p enters only through differences that telescope to
     p - p(0) exactly, whatever the stamps; the feedback of r is integrated exactly (the
     exponential), so the estimate has the time constant 1/K_O exactly, with no stability
-    limit on K_O h (forward Euler, r_k = r_k-1 + K h (...), rings for K h > 1 and
-    diverges for K h > 2 after a long gap).  The one approximation is the trapezoid
-    quadrature of the measured w between stamps (second order in h); in particular a
-    constant τ_ext applied from rest gives r(t_k) = τ_ext (1 - e^(-K_O (t_k - t_0)))
-    at every stamp.  The first update (and the first after :meth:`reset`) sets p(0) and
-    returns r = 0.
+    limit on K_O h (forward Euler, r_k = r_k-1 + K h (...), multiplies the error by
+    1 - K h per step: it overshoots for K h > 1 and amplifies for K h > 2, e.g. after a
+    gap).  The one approximation is the trapezoid quadrature of the measured w between
+    stamps (second order in h; a torque held constant between stamps is thereby shifted
+    by half a sample); in particular a constant τ_ext applied from rest gives
+    r(t_k) = τ_ext (1 - e^(-K_O (t_k - t_0))) at every stamp.  The first update (and the
+    first after :meth:`reset`) sets p(0) and returns r = 0.
 
     **Not modelled.**  Joint friction, motor and transmission dynamics (rotor inertia,
     elasticity), sensor delay and noise: τ must be the torque acting on the rigid links;
@@ -71,21 +75,20 @@ class MomentumObserver:
         if not isinstance(dyn, Dynamics):
             raise TypeError(f"dyn must be a Dynamics, got {type(dyn).__name__}")
         n = dyn.nv
-        self._dyn = dyn.clone()
-        self._gain = _gain_array(gain, n)
-        self._gain.setflags(write=False)
-        self._cqd, self._ctqd, self._p, self._g = (np.zeros(n) for _ in range(4))
-        self._p_prev, self._w_prev, self._r, self._out = (np.zeros(n) for _ in range(4))
+        self._dyn = dyn.clone()  # its own workspace
+        self._model = (self._dyn._mf, self._dyn._gravity, self._dyn._ws)
+        self._nv = n
+        # Rows: K_O, p and w = tau + C^T qd - g at the last stamp, r, the returned copy of r.
+        self._state = np.zeros((5, n))
+        self._state[ST_GAIN] = _gain_array(gain, n)
+        self._out = self._state[ST_OUT]
         self._t: float | None = None
-        # Load (or compile) the kernels now: never on the update path.
-        self._step = _K.observer_step
-        for name in ("coriolis_vectors", "gravity"):
-            getattr(_K, name)
+        self._update = _K.observer_update  # loaded (or compiled) now, never on the update path
 
     @property
     def gain(self) -> np.ndarray:
         """K_O, one per joint (1/s)."""
-        return self._gain.copy()
+        return self._state[ST_GAIN].copy()
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -103,43 +106,31 @@ class MomentumObserver:
     def update(self, t, q, qd, tau) -> np.ndarray:
         """Integrate up to stamp ``t`` (seconds) with the joint state and applied torque there;
         returns the residual r, the estimate of the external joint torque."""
-        if isinstance(t, bool) or not isinstance(t, Real):
-            raise ValueError(f"t must be a number of seconds, got {type(t).__name__}")
-        t = float(t)
+        if type(t) is not float:  # isinstance(t, Real) alone costs ~1 us
+            if isinstance(t, bool) or not isinstance(t, Real):
+                raise ValueError(f"t must be a number of seconds, got {type(t).__name__}")
+            t = float(t)
         if not abs(t) <= MAX_ABS:
             raise ValueError(f"t must be finite, got {t}")
         last = self._t
         if last is not None and not t > last:
             what = "repeats" if t == last else "is older than"
             raise ValueError(f"t = {t!r} {what} the last stamp {last!r}: stamps must increase")
-        self._dyn.coriolis_vectors(q, qd, out=(self._cqd, self._ctqd, self._p))
-        self._dyn.gravity(q, out=self._g)
-        h = 0.0 if last is None else t - last
-        args = (h, last is None, self._gain, tau, self._p, self._ctqd, self._g,
-                self._p_prev, self._w_prev, self._r, self._out)  # fmt: skip
+        # dt = 0 starts the observer; otherwise dt > 0 (distinct doubles differ by > 0).
+        dt = 0.0 if last is None else t - last
+        mf, gravity, ws = self._model
         try:
-            status = self._step(*args)
+            status = self._update(mf, gravity, q, qd, tau, ws, self._state, dt)
         except TypeError:
-            status = self._step(*args[:3], self._coerce(tau), *args[4:])
-        if status == SIZE_TAU:
-            raise ValueError(f"tau must have shape ({len(self._gain)},), got {np.shape(tau)}")
-        if status == BAD_TAU:
-            raise ValueError(f"tau has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
+            args = [mf, gravity, q, qd, tau, ws, self._state, dt]
+            status = self._dyn._retry(self._update, args, (2, 3, 4), (), _NAMES)
+        if status:
+            self._dyn._fail(status, (q, qd, tau), (), _NAMES)
         self._t = t
         return self._out
 
-    def _coerce(self, tau) -> np.ndarray:
-        n = len(self._gain)
-        try:
-            arr = np.array(tau, dtype=np.float64, copy=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"tau must be a sequence of {n} numbers: {exc}") from None
-        if arr.shape != (n,):
-            raise ValueError(f"tau must have shape ({n},), got {arr.shape}")
-        return arr
-
     def __repr__(self) -> str:
-        return f"MomentumObserver({self._dyn.name!r}, nv={len(self._gain)})"
+        return f"MomentumObserver({self._dyn.name!r}, nv={self._nv})"
 
 
 def _gain_array(gain, n: int) -> np.ndarray:

@@ -24,6 +24,9 @@ import numpy as np
 
 from .joint_state_buffer import MAX_ABS
 
+# (configuration, velocity) sizes of the base's coordinates, per root_joint.
+BASE_SIZES = {"fixed": (0, 0), "floating": (7, 6), "planar": (3, 3)}
+
 # A quaternion farther than this from unit norm is used normalized, with a warning.
 UNIT_TOLERANCE = 1e-3
 MIN_NORM = 1e-10  # the library's limit: a shorter quaternion is no rotation
@@ -38,8 +41,7 @@ class BaseStateBuffer:
         self.root_joint = root_joint
         self.root_link = root_link
         self.timeout = float(timeout)
-        self.nq = 7 if root_joint == "floating" else 3
-        self.nv = 6 if root_joint == "floating" else 3
+        self.nq, self.nv = BASE_SIZES[root_joint]
         self.q = np.zeros(self.nq)
         self.v = np.zeros(self.nv)
         self.stamp_ns: int | None = None  # header stamp of the odometry held
@@ -107,5 +109,51 @@ class BaseStateBuffer:
         v[: self.nv] = self.v
         return ""
 
-    def clear(self) -> None:
-        self.stamp_ns = None
+    def seed_from(self, other: BaseStateBuffer) -> None:
+        """Take over another buffer's odometry (a new model of the same robot)."""
+        if (other.root_joint, other.root_link) == (self.root_joint, self.root_link):
+            self.q[:], self.v[:] = other.q, other.v
+            self.stamp_ns, self.frame_id = other.stamp_ns, other.frame_id
+
+
+def request_base(
+    root_joint: str,
+    base_position,
+    base_velocity,
+    need_velocity: bool,
+    newest: BaseStateBuffer | None,
+) -> tuple[np.ndarray, np.ndarray] | str:
+    """The base state for a service request: (q_base, v_base), or why the request fails.
+
+    Both fields empty: the newest odometry (``newest``).  Otherwise base_position must have 7
+    (floating: x, y, z, qx, qy, qz, qw) or 3 (planar: x, y, theta) finite values, a floating
+    quaternion is normalized (zero is refused), and base_velocity 6 or 3 values; base_velocity
+    may be left empty only when the request needs no velocity (``need_velocity`` False).
+    """
+    nq, nv = (7, 6) if root_joint == "floating" else (3, 3)
+    position = np.asarray(base_position, dtype=np.float64)
+    velocity = np.asarray(base_velocity, dtype=np.float64)
+    if not len(position) and not len(velocity):
+        if newest is None or newest.stamp_ns is None:
+            return "no base state: give base_position (and base_velocity) or publish odometry"
+        return newest.q.copy(), newest.v.copy()
+    layout = "x, y, z, qx, qy, qz, qw" if nq == 7 else "x, y, theta"
+    if len(position) != nq:
+        return f"base_position needs {nq} values ({layout}), got {len(position)}"
+    if need_velocity and len(velocity) != nv:
+        return (
+            f"base_velocity needs {nv} values (linear, angular in the base frame), "
+            f"got {len(velocity)}"
+        )
+    if not need_velocity and len(velocity) not in (0, nv):
+        return f"base_velocity needs {nv} values or none, got {len(velocity)}"
+    for what, values in (("base_position", position), ("base_velocity", velocity)):
+        if not (np.abs(values) <= MAX_ABS).all():
+            return f"{what} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) value"
+    if nq == 7:
+        norm = float(np.linalg.norm(position[3:7]))
+        if not norm >= MIN_NORM:
+            return "base_position has a zero quaternion"
+        position = position.copy()
+        position[3:7] /= norm
+    return position, velocity if len(velocity) else np.zeros(nv)

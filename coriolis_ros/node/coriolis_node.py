@@ -18,6 +18,7 @@ Run: `ros2 run coriolis_ros coriolis_node` or `python -m coriolis_ros.node`.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import sys
@@ -26,6 +27,7 @@ import time
 
 import numpy as np
 import rclpy
+import rclpy.logging
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (
     FloatingPointRange,
@@ -39,6 +41,8 @@ from rclpy.executors import (
     MultiThreadedExecutor,
     SingleThreadedExecutor,
 )
+from rclpy.exceptions import ParameterException
+from rclpy.experimental import EventsExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -49,19 +53,26 @@ from coriolis_ros.msg import CoriolisState
 from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
 
 from . import diagnostics
-from .conversions import empty_field, float64_field, to_field
+from .base_state import BASE_SIZES, BaseStateBuffer, request_base
+from .conversions import empty_field, to_field
 from .joint_state_buffer import (
     ACCEPTED,
+    FUTURE_STAMP,
     IGNORED,
     REJECTED,
+    ZERO_STAMP,
     JointStateBuffer,
     name_list,
     resolve_request,
+    stamp_problem,
 )
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
-from .stats import Counters, Throttle, WindowStats, suppressed_note
+from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note
+from .tick import TickOutputs
+from .wire import WireState
 
 NODE_NAME = "coriolis"
+_EMA = 0.05  # weight of the newest sample in the tick-cost and input-interval averages
 _LEVELS = {
     diagnostics.OK: DiagnosticStatus.OK,
     diagnostics.WARN: DiagnosticStatus.WARN,
@@ -69,7 +80,7 @@ _LEVELS = {
     diagnostics.STALE: DiagnosticStatus.STALE,
 }
 
-# The node serves fixed-base models only (root_joint is fixed): base fields must stay empty.
+# A fixed-base model (root_joint fixed) takes no base state: base fields must stay empty.
 FIXED_BASE_REQUEST = (
     "base_position/base_velocity given, but the model has a fixed base (root_joint: fixed)"
 )
@@ -78,73 +89,56 @@ FIXED_BASE_REQUEST = (
 class _Model:
     """One robot model with everything a tick needs, swapped in as a whole.
 
-    The result buffers are numpy views of the array.array objects stored in `msg`, so the
-    kernels write straight into the message that is published.
+    The result buffers (`out`, a TickOutputs) are numpy views of the array.array objects stored
+    in `msg`, so the kernels write straight into the message that is published.
     """
 
-    def __init__(self, dyn, service_dyn, urdf: str):
+    def __init__(self, dyn, service_dyn, urdf: str, base_state_timeout: float):
         self.dyn = dyn
         self.service_dyn = service_dyn  # separate instance: services never touch dyn
         self.service_lock = threading.Lock()
         self.urdf = urdf
         self.name = dyn.name
         self.joint_names = tuple(dyn.joint_names)
-        self.n = n = dyn.nv
+        self.n = dyn.nv
         self.tree_depth = dyn.tree_depth
-        self.buffer = JointStateBuffer(self.joint_names)
-        self.storage = {}
-        self.view = {}
-        for field_name, shape in (
-            ("position", (n,)),
-            ("velocity", (n,)),
-            ("coriolis_matrix", (n, n)),
-            ("mass_matrix", (n, n)),
-            ("mass_matrix_derivative", (n, n)),
-            ("coriolis_force", (n,)),
-            ("coriolis_transpose_force", (n,)),
-            ("gravity_force", (n,)),
-            ("momentum", (n,)),
-        ):
-            self.storage[field_name], self.view[field_name] = float64_field(*shape)
-        v = self.view
-        self.q, self.qd = v["position"], v["velocity"]
-        self.matrices = (v["mass_matrix"], v["mass_matrix_derivative"], v["coriolis_matrix"])
-        self.vectors = (v["coriolis_force"], v["coriolis_transpose_force"], v["momentum"])
-        self.g = v["gravity_force"]
-        self.scratch = np.zeros((n, n))
+        # A floating or planar root leads q and v: its state comes from odometry (`base`),
+        # the joints' from joint_states (`buffer`), each written into its part of q and qd.
+        self.root_joint = dyn.root_joint
+        nqb, nvb = BASE_SIZES[self.root_joint]
+        self.position_names = tuple(dyn.position_names) if nvb else ()
+        self.measured_names = self.joint_names[nvb:]  # the joints read from joint_states
+        self.buffer = JointStateBuffer(self.measured_names)
+        self.base = (
+            BaseStateBuffer(self.root_joint, dyn.root_link, base_state_timeout) if nvb else None
+        )
+        self.out = TickOutputs(self.n, dyn.nq)
+        self.q_joints, self.qd_joints = self.out.q[nqb:], self.out.qd[nvb:]
         # check_fields=True: the setters then keep an array.array('d') by reference (without
-        # it they copy), so the views above stay the message's storage.
+        # it they copy), so the views in `out` stay the message's storage.
         self.msg = CoriolisState(check_fields=True)
         self.msg.joint_names = list(self.joint_names)
-        self.msg.position = self.storage["position"]
-        self.msg.velocity = self.storage["velocity"]
+        self.msg.position_names = list(self.position_names)
+        self.msg.position = self.out.storage["position"]
+        self.msg.velocity = self.out.storage["velocity"]
         self.flags_version = -1
-        self.need_matrices = self.need_vectors = self.need_gravity = True
+        self.wire = None  # WireState: the message as CDR bytes, filled each tick
 
-    def apply_flags(self, flags: dict, version: int, frame_id: str) -> None:
-        for field_name, param, _ in OUTPUT_FIELDS:
-            setattr(
-                self.msg, field_name, self.storage[field_name] if flags[param] else empty_field()
-            )
-        self.need_matrices = any(
-            flags[p]
-            for p in (
-                "publish_coriolis_matrix",
-                "publish_mass_matrix",
-                "publish_mass_matrix_derivative",
-            )
-        )
-        self.need_vectors = any(
-            flags[p]
-            for p in (
-                "publish_coriolis_force",
-                "publish_coriolis_transpose_force",
-                "publish_momentum",
-            )
-        )
-        self.need_gravity = flags["publish_gravity"]
+    def apply_flags(self, flags: dict, version: int, frame_id: str) -> str:
+        """Switch fields on/off; '' or why the serialised fast path is not used."""
+        published = self.out.set_flags(flags)
+        for field_name, on in published.items():
+            setattr(self.msg, field_name, self.out.storage[field_name] if on else empty_field())
         self.msg.header.frame_id = frame_id
         self.flags_version = version
+        sizes = {"position": self.out.nq, "velocity": self.n}
+        sizes.update((f, len(self.out.storage[f])) for f, on in published.items() if on)
+        try:
+            self.wire = WireState(self.joint_names, sizes, frame_id, self.position_names)
+        except Exception as exc:  # noqa: BLE001 -- publish the message object instead
+            self.wire = None
+            return f"{type(exc).__name__}: {exc}"
+        return ""
 
 
 def _descriptor(spec) -> ParameterDescriptor:
@@ -177,7 +171,7 @@ class CoriolisNode(Node):
         for name, value in self._p.items():
             reason = validate(name, value)
             if reason is not None:
-                raise ValueError(f"invalid parameter: {reason}")
+                raise ValueError(reason)
         self._gravity = tuple(float(v) for v in self._p["gravity"])
 
         self._lock = threading.Lock()  # model pointer, buffer, counters, statistics
@@ -188,6 +182,19 @@ class CoriolisNode(Node):
         self._output_window = WindowStats(now)  # value: compute time of the tick
         self._tick_window = WindowStats(now)  # value: whole tick (take .. published)
         self._latency_window = WindowStats(now)  # value: message received .. published
+        self._stages = StageTimes(now)  # per-stage durations of the hot path
+        self._last_callback = None  # duration of the previous joint_states callback (s)
+        self._last_input = -math.inf
+        self._interval_ema = 1e-3  # s between joint_states messages (EMA)
+        self._tick_cost_ema = 0.0  # s per tick, start to publish() return (EMA)
+        self._inline = True  # the last tick ran in the callback (or timer) itself
+        self._inline_ticks = 0  # in the current diagnostics window
+        self._inline_share = float(self._p["inline_tick_share"])
+        self._timer_period = 0.0
+        self._tick_lock = threading.Lock()  # one tick at a time (inline or worker)
+        self._wake_time = 0.0  # perf_counter when the worker was last woken
+        self._clock = self.get_clock()
+        self._stamp_problems = {ZERO_STAMP: 0, FUTURE_STAMP: 0}  # messages, since start
         self._throttle = Throttle(self._p["warning_period"])
         self._last_rejection = ""
         self._model_error = ""
@@ -238,6 +245,22 @@ class CoriolisNode(Node):
             ),
             callback_group=self._state_group,
         )
+        if self._p["root_joint"] != "fixed":
+            from nav_msgs.msg import Odometry
+
+            # Same group as joint_states: the two never run at once; ticks take the lock.
+            self.create_subscription(
+                Odometry,
+                "odom",
+                self._on_odometry,
+                QoSProfile(
+                    depth=self._p["input_queue_depth"],
+                    reliability=ReliabilityPolicy.BEST_EFFORT,
+                    durability=DurabilityPolicy.VOLATILE,
+                    history=HistoryPolicy.KEEP_LAST,
+                ),
+                callback_group=self._state_group,
+            )
         self.create_subscription(
             String,
             "robot_description",
@@ -271,7 +294,9 @@ class CoriolisNode(Node):
 
         self._worker.start()
         self._builder.start()
-        if self._p["robot_description"]:
+        if self._p["robot_description_file"]:
+            self._request_file(self._p["robot_description_file"])
+        elif self._p["robot_description"]:
             self._request_model(self._p["robot_description"], "parameter robot_description")
         else:
             self.get_logger().info(
@@ -300,10 +325,14 @@ class CoriolisNode(Node):
             self._make_tick_timer()
         if "diagnostics_period" in changed:
             self._make_diag_timer()
+        if "inline_tick_share" in changed:
+            self._inline_share = float(self._p["inline_tick_share"])
         if "warning_period" in changed:
             self._throttle.period = self._p["warning_period"]
         if "robot_description" in changed and self._p["robot_description"]:
             self._request_model(self._p["robot_description"], "parameter robot_description")
+        if "robot_description_file" in changed and self._p["robot_description_file"]:
+            self._request_file(self._p["robot_description_file"])
 
     def _make_tick_timer(self) -> None:
         if self._tick_timer is not None:
@@ -311,8 +340,9 @@ class CoriolisNode(Node):
             self._tick_timer = None
         rate = float(self._p["update_rate"])
         if rate > 0.0:
+            self._timer_period = 1.0 / rate
             self._tick_timer = self.create_timer(
-                1.0 / rate, self._wake.set, callback_group=self._timer_group
+                self._timer_period, self._on_tick_timer, callback_group=self._timer_group
             )
 
     def _make_diag_timer(self) -> None:
@@ -336,6 +366,15 @@ class CoriolisNode(Node):
 
     def _on_description(self, msg: String) -> None:
         self._request_model(msg.data, f"topic {self.resolve_topic_name('robot_description')}")
+
+    def _request_file(self, path: str) -> None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                urdf = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            self._report_bad_description(f"file {path}", f"cannot read: {exc}")
+            return
+        self._request_model(urdf, f"file {path}")
 
     def _request_model(self, urdf: str, source: str) -> None:
         if not urdf.strip():
@@ -378,18 +417,21 @@ class CoriolisNode(Node):
                 self._model_error = ""  # an earlier rejected description is superseded
             self.get_logger().info(f"robot_description from {source} unchanged, model kept")
             return
+        root_joint = self._p["root_joint"]
         try:
-            dyn = Dynamics.from_urdf(urdf, gravity=self._gravity)
+            dyn = Dynamics.from_urdf(urdf, gravity=self._gravity, root_joint=root_joint)
         except URDFError as exc:
             self._report_bad_description(source, str(exc))
             return
-        types = zip(dyn.joint_names, dyn.model.joint_types, strict=True)
+        skip = BASE_SIZES[root_joint][1]  # the rows of the node's own root joint
+        types = zip(dyn.joint_names[skip:], dyn.model.joint_types[skip:], strict=True)
         multi_dof = sorted({n.rsplit("/", 1)[0] for n, t in types if t in ("floating", "planar")})
         if multi_dof:
             self._report_bad_description(
                 source,
                 f"joint(s) {', '.join(repr(n) for n in multi_dof)} are floating or planar: the "
-                "node reads single-DoF joints from joint_states only",
+                "node reads single-DoF joints from joint_states, and a floating or planar base "
+                "only through the root_joint parameter (with odometry)",
             )
             return
         if self._stop.is_set():
@@ -398,16 +440,16 @@ class CoriolisNode(Node):
         start = time.perf_counter()
         dyn.warmup()
         service_dyn.warmup()
-        model = _Model(dyn, service_dyn, urdf)
-        # One real tick on the new buffers, off the tick path.
-        model.dyn.coriolis(model.q, model.qd, out=model.matrices)
-        model.dyn.coriolis_vectors(model.q, model.qd, out=model.vectors)
-        model.dyn.gravity(model.q, out=model.g)
+        model = _Model(dyn, service_dyn, urdf, float(self._p["base_state_timeout"]))
+        model.out.q[:] = dyn.neutral()  # a valid configuration (unit quaternion) to warm up on
+        model.out.compute(model.dyn)  # one real tick on the new buffers, off the tick path
         warmup = time.perf_counter() - start
         with self._lock:
             old = self._model
             if old is not None:
                 model.buffer.seed_from(old.buffer)  # shared joints keep their values
+                if model.base is not None and old.base is not None:
+                    model.base.seed_from(old.base)
             self._model = model
             self._model_error = ""
             self._residual = math.nan
@@ -417,28 +459,55 @@ class CoriolisNode(Node):
                 f"robot model replaced: {old.name} ({old.n} DoF) -> {model.name} "
                 f"({model.n} DoF) from {source}"
             )
-        self.get_logger().info(f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s")
+        if model.base is None:
+            root = f"root link '{dyn.root_link}' fixed to the world"
+        else:
+            topic = self.resolve_topic_name("odom")
+            root = (
+                f"root link '{dyn.root_link}' on a {model.root_joint} joint "
+                f"(base state from {topic}, nav_msgs/Odometry)"
+            )
+        self.get_logger().info(
+            f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s (from {source}); {root}"
+        )
 
     # ------------------------------------------------------------------ joint states
+    #
+    # Hot path. With update_rate 0 the joint_states callback merges the message and, while a
+    # tick is cheap compared with the input interval (inline_tick_share), runs the tick right
+    # there: no thread hand-off, no GIL ping-pong. When ticks get expensive relative to the
+    # input (a large robot, a busy machine) it hands them to the compute worker instead, which
+    # works on the newest merged state and counts the messages merged meanwhile as skipped, so
+    # the subscription queue keeps draining and no input is lost unaccounted.
 
     def _on_joint_state(self, msg: JointState) -> None:
+        enter = time.perf_counter()
         now = time.monotonic()
         with self._lock:
-            self._counters.received += 1
+            counters = self._counters
+            counters.received += 1
             self._input_window.add()
+            if self._last_callback is not None:
+                self._stages.add("callback", self._last_callback)
+            interval = now - self._last_input
+            self._last_input = now
+            if interval < 1.0:
+                self._interval_ema += _EMA * (interval - self._interval_ema)
             model = self._model
             if model is None:
-                self._counters.withheld += 1
+                counters.withheld += 1
                 result = None
             else:
                 result = model.buffer.update(
                     msg.name, msg.position, msg.velocity, len(msg.effort), msg.header.stamp, now
                 )
-                if result.status == REJECTED:
-                    self._counters.rejected += 1
+                self._stages.add("buffer_update", time.perf_counter() - enter)
+                status = result.status
+                if status == REJECTED:
+                    counters.rejected += 1
                     self._last_rejection = result.reason
-                elif result.status == IGNORED:
-                    self._counters.ignored += 1
+                elif status == IGNORED:
+                    counters.ignored += 1
         if result is None:
             self._warn(
                 "no-model",
@@ -446,21 +515,85 @@ class CoriolisNode(Node):
                 "(waiting for robot_description)",
                 now,
             )
-            return
-        for name in result.new_unknown:
-            self.get_logger().warning(
-                f"ignoring unknown joint '{name}' in joint_states (not in model {model.name})"
-            )
-        if result.status == REJECTED:
+        elif status == ACCEPTED:
+            if result.new_unknown:
+                self._report_unknown(result.new_unknown, model)
+            stamp = msg.header.stamp
+            problem = stamp_problem(stamp.sec, stamp.nanosec, self._clock.now().nanoseconds)
+            if problem is not None:
+                self._report_stamp(problem, stamp, now)
+            if self._tick_timer is None:
+                self._request_tick(enter)
+        elif status == REJECTED:
             key = ("rejected", re.sub(r"[0-9]+", "#", result.reason)[:60])
             self._warn(key, f"joint_states message rejected: {result.reason}", now)
-        elif result.status == IGNORED:
+        else:
+            self._report_unknown(result.new_unknown, model)
             self._warn(
                 "ignored",
                 f"joint_states message ignored: it names no joint of model {model.name}",
                 now,
             )
-        elif result.status == ACCEPTED and self._tick_timer is None:
+        self._last_callback = time.perf_counter() - enter
+
+    def _on_odometry(self, msg) -> None:
+        """Keep the newest valid odometry of the root link (floating or planar root_joint)."""
+        now = time.monotonic()
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        with self._lock:
+            model = self._model
+            if model is None or model.base is None:
+                return  # no model yet: its root link is unknown
+            accepted, note = model.base.update(
+                msg.child_frame_id, msg.header.frame_id, (p.x, p.y, p.z),
+                (o.x, o.y, o.z, o.w), (lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), stamp,
+            )  # fmt: skip
+        if note:
+            what = "odometry" if accepted else "odometry rejected"
+            self._warn(("odometry", accepted), f"{what}: {note}", now)
+
+    def _report_stamp(self, problem: str, stamp, now: float) -> None:
+        """Zero or future-dated stamp: used as is (documented policy), throttled warning."""
+        if problem == ZERO_STAMP:
+            text = (
+                "joint_states with a zero header.stamp: used as is, so coriolis_state is "
+                "stamped 0 too (the publisher should stamp its messages)"
+            )
+        else:
+            ahead = (stamp.sec * 1e9 + stamp.nanosec - self._clock.now().nanoseconds) * 1e-9
+            text = (
+                f"joint_states stamped {ahead:.3f} s ahead of this node's clock: used as is "
+                "(coriolis_state carries the same stamp); check the publisher's clock and "
+                "use_sim_time"
+            )
+        with self._lock:
+            self._stamp_problems[problem] += 1
+        self._warn(("stamp", problem), text, now)
+
+    def _report_unknown(self, names, model) -> None:
+        for name in names:
+            self.get_logger().warning(
+                f"ignoring unknown joint '{name}' in joint_states (not in model {model.name})"
+            )
+
+    def _on_tick_timer(self) -> None:
+        self._request_tick(time.perf_counter())
+
+    def _request_tick(self, since: float) -> None:
+        """Tick now in this thread when ticks are cheap, else wake the compute worker."""
+        share = self._inline_share
+        cost, interval = self._tick_cost_ema, self._interval_ema
+        if self._tick_timer is not None:
+            interval = self._timer_period
+        # Hysteresis: leave inline above `share`, come back below 0.7 * share.
+        limit = share * interval if self._inline else 0.7 * share * interval
+        self._inline = share > 0.0 and cost <= limit
+        if self._inline:
+            self._tick(since, inline=True)
+        else:
+            self._wake_time = time.perf_counter()
             self._wake.set()
 
     # ------------------------------------------------------------------ compute worker
@@ -471,28 +604,40 @@ class CoriolisNode(Node):
             self._wake.clear()
             if self._stop.is_set():
                 return
-            try:
-                self._tick()
-            except Exception as exc:  # noqa: BLE001 -- a failed tick is reported, never fatal
-                if self._stop.is_set() or not self.context.ok():
-                    return  # shutting down: publishing on a finished context fails
-                with self._lock:
-                    self._counters.failed += 1
-                self._warn("tick-failed", f"tick failed: {type(exc).__name__}: {exc}", error=True)
+            self._tick(self._wake_time, inline=False)
 
-    def _tick(self) -> None:
+    def _tick(self, since: float, inline: bool) -> None:
+        """One tick on the newest merged state; a failure is counted and logged, never raised."""
+        try:
+            with self._tick_lock:
+                self._tick_once(since, inline)
+        except Exception as exc:  # noqa: BLE001 -- a failed tick is reported, never fatal
+            if self._stop.is_set() or not self.context.ok():
+                return  # shutting down: publishing on a finished context fails
+            with self._lock:
+                self._counters.failed += 1
+            self._warn("tick-failed", f"tick failed: {type(exc).__name__}: {exc}", error=True)
+
+    def _tick_once(self, since: float, inline: bool) -> None:
+        t_start = time.perf_counter()
         start = time.monotonic()
         timeout = float(self._p["joint_state_timeout"])
         with self._lock:
             model = self._model
             if model is None:
                 return
-            stale = model.buffer.stale(start, timeout)
-            if model.buffer.pending == 0:
+            buffer = model.buffer
+            stale = buffer.stale(start, timeout)
+            stale_velocity = buffer.stale_velocity(start, timeout)
+            base_wait = ""
+            if buffer.pending == 0:
                 take = None
             else:
-                take = model.buffer.take(model.q, model.qd)
-                if take.missing:
+                take = buffer.take(model.q_joints, model.qd_joints)
+                if not take.missing and model.base is not None:
+                    stamp_ns = take.stamp.sec * 1_000_000_000 + take.stamp.nanosec
+                    base_wait = model.base.fill(model.out.q, model.out.qd, stamp_ns)
+                if take.missing or base_wait:
                     self._counters.withheld += take.pending
                 else:
                     self._counters.skipped += take.pending - 1
@@ -502,6 +647,13 @@ class CoriolisNode(Node):
             self._warn(
                 "stale",
                 f"stale joint_states: no value for more than {timeout:g} s from {name_list(stale)}",
+                start,
+            )
+        if stale_velocity:
+            self._warn(
+                "stale-velocity",
+                f"joint_states without velocity for more than {timeout:g} s for "
+                f"{name_list(stale_velocity)}: still using their last velocity",
                 start,
             )
         if take is None:
@@ -514,6 +666,9 @@ class CoriolisNode(Node):
                 start,
             )
             return
+        if base_wait:
+            self._warn("base", f"not publishing: {base_wait}", start)
+            return
         if take.no_velocity:
             self._warn(
                 "no-velocity",
@@ -521,33 +676,43 @@ class CoriolisNode(Node):
                 start,
             )
         if model.flags_version != flags_version:
-            model.apply_flags(self._p, flags_version, self._p["frame_id"])
+            problem = model.apply_flags(self._p, flags_version, self._p["frame_id"])
+            if problem:
+                self._warn("wire", f"publishing via message objects (slower): {problem}")
 
-        q, qd, dyn = model.q, model.qd, model.dyn
         t0 = time.perf_counter()
-        if model.need_matrices or residual_due:
-            dyn.coriolis(q, qd, out=model.matrices)
-        if model.need_vectors:
-            dyn.coriolis_vectors(q, qd, out=model.vectors)
-        if model.need_gravity:
-            dyn.gravity(q, out=model.g)
-        compute = time.perf_counter() - t0
-        model.msg.header.stamp = take.stamp
-        self._pub.publish(model.msg)
+        model.out.compute(model.dyn, matrices=residual_due)
+        t1 = time.perf_counter()
+        stamp = take.stamp
+        wire = model.wire
+        if wire is not None:
+            wire.fill(model.out.view, stamp.sec, stamp.nanosec)
+            payload = wire.payload()
+        else:
+            model.msg.header.stamp = stamp
+            payload = model.msg
+        t2 = time.perf_counter()
+        self._pub.publish(payload)
+        t3 = time.perf_counter()
         done = time.monotonic()
 
         residual = scale = None
         if residual_due:
-            _, Mdot, C = model.matrices
-            np.subtract(Mdot, C, out=model.scratch)
-            model.scratch -= C.T
-            residual = float(np.linalg.norm(model.scratch))
-            scale = float(np.linalg.norm(Mdot))
+            residual, scale = model.out.residual()
+        cost = t3 - t_start
         with self._lock:
             self._counters.published += 1
-            self._output_window.add(compute)
+            self._output_window.add(t1 - t0)
             self._tick_window.add(done - start)
             self._latency_window.add(done - take.receive_time)
+            stages = self._stages
+            stages.add("handoff_wait", 0.0 if inline else max(0.0, t_start - since))
+            stages.add("kernels", t1 - t0)
+            stages.add("message_fill", (t0 - t_start) + (t2 - t1))
+            stages.add("publish", t3 - t2)
+            self._tick_cost_ema += _EMA * (cost - self._tick_cost_ema)
+            if inline:
+                self._inline_ticks += 1
             if residual is not None and self._model is model:
                 self._residual, self._residual_scale = residual, scale
                 self._residual_due = False
@@ -561,7 +726,7 @@ class CoriolisNode(Node):
             if model is None:
                 response.message = "no robot model yet (waiting for robot_description)"
                 return response
-            if len(request.base_position):
+            if model.base is None and len(request.base_position):
                 response.message = FIXED_BASE_REQUEST
                 return response
             if not len(request.joint_names) and not len(request.position):
@@ -576,15 +741,25 @@ class CoriolisNode(Node):
                 response.header.stamp = stamp
             else:
                 q, _, reason = resolve_request(
-                    model.joint_names, request.joint_names, request.position, what="request"
+                    model.measured_names, request.joint_names, request.position, what="request"
                 )
                 if q is None:
                     response.message = reason
                     return response
                 response.header.stamp = self.get_clock().now().to_msg()
+            if model.base is not None:
+                with self._lock:
+                    base = request_base(
+                        model.root_joint, request.base_position, (), False, model.base
+                    )
+                if isinstance(base, str):
+                    response.message = base
+                    return response
+                q = np.concatenate((base[0], q))
             with model.service_lock:
                 gamma = model.service_dyn.christoffel(q)
             response.joint_names = list(model.joint_names)
+            response.position_names = list(model.position_names)
             response.position = to_field(q)
             response.symbols = to_field(gamma)
             response.success = True
@@ -601,11 +776,11 @@ class CoriolisNode(Node):
             if model is None:
                 response.message = "no robot model yet (waiting for robot_description)"
                 return response
-            if len(request.base_position) or len(request.base_velocity):
+            if model.base is None and (len(request.base_position) or len(request.base_velocity)):
                 response.message = FIXED_BASE_REQUEST
                 return response
             q, qd, reason = resolve_request(
-                model.joint_names,
+                model.measured_names,
                 request.joint_names,
                 request.position,
                 request.velocity,
@@ -614,6 +789,19 @@ class CoriolisNode(Node):
             if q is None:
                 response.message = reason
                 return response
+            if model.base is not None:
+                # joint velocities given: the base's are needed too; none: all zero
+                moving = len(request.velocity) > 0
+                with self._lock:
+                    base = request_base(
+                        model.root_joint, request.base_position, request.base_velocity,
+                        moving, model.base,
+                    )  # fmt: skip
+                if isinstance(base, str):
+                    response.message = base
+                    return response
+                q = np.concatenate((base[0], q))
+                qd = np.concatenate((base[1] if moving else np.zeros_like(base[1]), qd))
             dyn = model.service_dyn
             with model.service_lock:
                 M, Mdot, C = dyn.coriolis(q, qd)
@@ -633,6 +821,7 @@ class CoriolisNode(Node):
                 for field_name, value in fields.items():
                     setattr(response, field_name, to_field(value))
             response.joint_names = list(model.joint_names)
+            response.position_names = list(model.position_names)
             response.success = True
             response.message = f"{model.name}: {model.n} DoF"
         except Exception as exc:  # noqa: BLE001 -- a service never raises
@@ -658,6 +847,7 @@ class CoriolisNode(Node):
                 residual=self._residual,
                 residual_scale=self._residual_scale,
                 counters=self._counters.as_dict(),
+                root_joint=self._p["root_joint"],
                 last_rejection=self._last_rejection,
                 update_rate=float(self._p["update_rate"]),
             )
@@ -666,7 +856,16 @@ class CoriolisNode(Node):
                 ("tick_time_max_ms", self._tick_window.max * 1e3),
                 ("latency_mean_ms", self._latency_window.mean() * 1e3),
                 ("latency_max_ms", self._latency_window.max * 1e3),
+                *self._stages.values_ms(),
+                (
+                    "inline_ticks_pct",
+                    100.0 * self._inline_ticks / self._output_window.count
+                    if self._output_window.count
+                    else math.nan,
+                ),
             ]
+            self._inline_ticks = 0
+            self._stages.reset(now)
             for window in (
                 self._input_window,
                 self._output_window,
@@ -685,6 +884,14 @@ class CoriolisNode(Node):
                         n for n, ok in zip(buffer.joint_names, buffer.has_velocity) if not ok
                     )
                 s.stale = buffer.stale(now, float(self._p["joint_state_timeout"]))
+                s.stale_velocity = buffer.stale_velocity(
+                    now, float(self._p["joint_state_timeout"])
+                )
+                if model.base is not None:
+                    s.odometry_received = model.base.received
+                    s.odometry_rejected = model.base.rejected
+            s.zero_stamps = self._stamp_problems[ZERO_STAMP]
+            s.future_stamps = self._stamp_problems[FUTURE_STAMP]
         return s, extra
 
     def _publish_diagnostics(self) -> None:
@@ -713,25 +920,71 @@ class CoriolisNode(Node):
         self._builder.join(timeout=0.5)
 
 
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _ros_args_error(exc: BaseException) -> str:
+    """One line for an rclpy.init failure (rcl's message without its source locations)."""
+    if type(exc).__name__ == "UnknownROSArgsError":
+        unknown = exc.args[0] if exc.args else str(exc)
+        if isinstance(unknown, str):  # rclpy passes the list's repr
+            try:
+                unknown = ast.literal_eval(unknown) if unknown.startswith("[") else [unknown]
+            except (ValueError, SyntaxError):
+                unknown = [unknown]
+        shown = " ".join(str(a) for a in unknown[:5])
+        if len(unknown) > 5:
+            shown += f" ... ({len(unknown) - 5} more)"
+        return _one_line(
+            f"not understood: {shown} (a value with spaces must be one quoted argument; for a "
+            "URDF use -p robot_description_file:=PATH)"
+        )
+    text = re.sub(r", at /\S+:\d+", "", str(exc))
+    return _one_line(re.sub(r"^failed to initialize rcl: ", "", text))
+
+
 def main(args=None) -> int:
     # The executor thread and the compute worker share the GIL: hand it over sooner than the
     # default 5 ms so a woken worker does not wait a whole interval (tail latency).
     sys.setswitchinterval(5e-4)
-    rclpy.init(args=args)
+    # rcl logs its own "Failed to parse global arguments" line before raising: silence it, the
+    # one line below says what is wrong.
+    rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.FATAL)
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # noqa: BLE001 -- bad ROS arguments: one line, exit 2
+        print(f"{NODE_NAME}: invalid ROS arguments: {_ros_args_error(exc)}", file=sys.stderr)
+        return 2
+    rclpy.logging.set_logger_level("rcl", rclpy.logging.LoggingSeverity.UNSET)
     node = None
     try:
         try:
             node = CoriolisNode()
-        except Exception as exc:  # noqa: BLE001 -- bad parameters: say why and exit non-zero
+        except (ParameterException, ValueError) as exc:  # a -p value or a params file
+            print(f"{NODE_NAME}: invalid parameter: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        except Exception as exc:  # noqa: BLE001 -- anything else: say why and exit non-zero
             get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
             return 1
         threads = int(node.get_parameter("executor_threads").value)
         if threads > 1:
             executor = MultiThreadedExecutor(num_threads=threads)
-        else:  # far less overhead per callback in rclpy: keeps up with 1 kHz joint_states
+        elif node.get_parameter("executor").value == "events":
+            # The C++ event queue: far less CPU per callback than rclpy's Python wait-set
+            # loop (bench/bench_node.py, README "Node under load").
+            executor = EventsExecutor()
+        else:
             executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
+        if isinstance(executor, (MultiThreadedExecutor, SingleThreadedExecutor)):
+            executor.spin()
+        else:
+            # EventsExecutor.spin() does not return when SIGINT/SIGTERM shut the context
+            # down (rclpy 9.1.2); spin_once with a timeout lets the signal through.
+            while node.context.ok():
+                executor.spin_once(timeout_sec=0.2)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception:

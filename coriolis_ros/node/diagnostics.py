@@ -27,6 +27,9 @@ class Snapshot:
     missing: tuple = ()  # model joints without a position yet
     stale: tuple = ()
     no_velocity: tuple = ()
+    stale_velocity: tuple = ()  # joints whose velocity in use is older than the timeout
+    zero_stamps: int = 0  # joint_states with a zero stamp, since start
+    future_stamps: int = 0  # joint_states stamped ahead of the node's clock, since start
     input_rate: float = 0.0
     output_rate: float = 0.0
     compute_mean: float = math.nan  # s per tick over the last period
@@ -36,6 +39,9 @@ class Snapshot:
     counters: dict = field(default_factory=dict)
     last_rejection: str = ""
     update_rate: float = 0.0
+    root_joint: str = "fixed"
+    odometry_received: int = 0  # floating/planar base: odometry messages, since the model
+    odometry_rejected: int = 0  # ... of which rejected (wrong frame, bad values)
 
 
 def _fmt(value) -> str:
@@ -50,6 +56,7 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         ("robot", s.robot or ""),
         ("dof", s.dof),
         ("tree_depth", s.tree_depth),
+        ("root_joint", s.root_joint),
         ("mode", f"timer {s.update_rate:g} Hz" if s.update_rate > 0 else "every message"),
         ("input_rate_hz", s.input_rate),
         ("output_rate_hz", s.output_rate),
@@ -61,6 +68,14 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         ("stale_joints", name_list(s.stale) if s.stale else ""),
         ("missing_joints", name_list(s.missing) if s.missing else ""),
         ("joints_without_velocity", name_list(s.no_velocity) if s.no_velocity else ""),
+        ("joints_with_old_velocity", name_list(s.stale_velocity) if s.stale_velocity else ""),
+        *(
+            [("odometry_received", s.odometry_received), ("odometry_rejected", s.odometry_rejected)]
+            if s.root_joint != "fixed"
+            else []
+        ),
+        ("zero_stamp_messages", s.zero_stamps),
+        ("future_stamp_messages", s.future_stamps),
         ("self_check_residual", s.residual),
         ("last_rejected_input", s.last_rejection),
         ("last_rejected_description", s.model_error),
@@ -84,6 +99,8 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         warnings.append(f"stale joints: {name_list(s.stale)}")
     if s.no_velocity:
         warnings.append(f"no velocity (using 0) for: {name_list(s.no_velocity)}")
+    if s.stale_velocity:
+        warnings.append(f"velocity older than the timeout for: {name_list(s.stale_velocity)}")
     if s.model_error:
         warnings.append(f"robot_description rejected, old model kept: {s.model_error}")
     if warnings:

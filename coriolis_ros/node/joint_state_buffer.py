@@ -86,11 +86,33 @@ def check_arrays(names, position, velocity, effort_len: int = 0) -> str | None:
     return None
 
 
+ZERO_STAMP = "zero"
+FUTURE_STAMP = "future"
+# A stamp this far ahead of the node's clock counts as future-dated (clock skew between hosts
+# of a few ms is normal; a stamp seconds ahead is a wrong clock or a wrong unit).
+FUTURE_STAMP_TOLERANCE_NS = 500_000_000
+
+
+def stamp_problem(sec: int, nanosec: int, now_ns: int) -> str | None:
+    """ZERO_STAMP, FUTURE_STAMP (beyond the tolerance ahead of `now_ns`) or None.
+
+    `now_ns` <= 0 (a simulated clock that has not started) disables the future check.
+    """
+    if sec == 0 and nanosec == 0:
+        return ZERO_STAMP
+    if now_ns > 0 and sec * 1_000_000_000 + nanosec > now_ns + FUTURE_STAMP_TOLERANCE_NS:
+        return FUTURE_STAMP
+    return None
+
+
 @dataclass
 class UpdateResult:
     status: str
     reason: str = ""
     new_unknown: list = field(default_factory=list)  # unknown names seen for the first time
+
+
+_ACCEPTED = UpdateResult(ACCEPTED)  # shared by every accepted message without news (read-only)
 
 
 @dataclass
@@ -102,10 +124,45 @@ class TakeResult:
     no_velocity: tuple = ()  # model joints with no velocity ever received (0 is used)
 
 
+class _Layout:
+    """Where the values of one (validated, duplicate-free) name list go in model order.
+
+    Holds preallocated scratch so a message with this layout is checked and merged without
+    allocating arrays and without Python loops over its joints.
+    """
+
+    __slots__ = ("names", "model_idx", "msg_idx", "unknown", "identity", "scratch", "gather",
+                 "unknown_warned")
+
+    def __init__(self, names: list, index: dict, n_model: int):
+        model_idx, msg_idx, unknown = [], [], []
+        for k, name in enumerate(names):
+            i = index.get(name)
+            if i is None:
+                unknown.append(name)
+            else:
+                model_idx.append(i)
+                msg_idx.append(k)
+        self.names = names
+        self.model_idx = np.array(model_idx, dtype=np.intp)
+        self.msg_idx = np.array(msg_idx, dtype=np.intp)
+        self.unknown = unknown
+        self.unknown_warned = not unknown
+        # The message lists exactly the model's joints in model order: copy as a whole.
+        self.identity = len(names) == n_model and model_idx == list(range(n_model))
+        self.scratch = np.empty(len(names))  # |values| for the range check
+        self.gather = np.empty(len(model_idx))  # message values of model joints
+
+
 class JointStateBuffer:
     """Latest position/velocity per model joint, merged from (partial) JointState messages.
 
     Not thread-safe: the caller serialises `update`, `take` and `stale` (one short lock).
+
+    Hot path: a message whose name list equals one seen before (compared as a list, no tuple
+    or set built) reuses that layout's index arrays and scratch, so it is validated and merged
+    with a handful of numpy calls and no new arrays. Only a new name list is checked name by
+    name (duplicates) and gets a layout (bounded: cleared past _MAX_LAYOUTS).
     """
 
     def __init__(self, joint_names):
@@ -117,61 +174,107 @@ class JointStateBuffer:
         self.has_position = np.zeros(self.n, dtype=bool)
         self.has_velocity = np.zeros(self.n, dtype=bool)
         self.updated = np.full(self.n, math.inf)  # receive time of each joint's last value
+        self.velocity_updated = np.full(self.n, math.inf)  # ... of its last velocity
         self._complete = self.n == 0
         self._all_velocity = self.n == 0
         self.stamp = None
         self.receive_time = -math.inf
         self.pending = 0
         self._warned_unknown: set[str] = set()
-        # Message layouts seen (several publishers alternate): names -> (model indices,
-        # message indices, unknown names). Bounded: cleared when it grows past _MAX_LAYOUTS.
-        self._layouts: dict[tuple, tuple] = {}
+        # Layouts of the name lists seen (several publishers alternate), most recent first.
+        self._layouts: list[_Layout] = []
 
     @property
     def complete(self) -> bool:
         return self._complete
 
-    def _layout_for(self, names):
-        key = tuple(names)
-        layout = self._layouts.get(key)
-        if layout is None:
-            model_idx, msg_idx, unknown = [], [], []
-            for k, name in enumerate(key):
-                i = self._index.get(name)
-                if i is None:
-                    unknown.append(name)
-                else:
-                    model_idx.append(i)
-                    msg_idx.append(k)
-            if len(self._layouts) >= _MAX_LAYOUTS:
-                self._layouts.clear()
-            layout = self._layouts[key] = (
-                np.array(model_idx, dtype=np.intp),
-                np.array(msg_idx, dtype=np.intp),
-                unknown,
-            )
+    def _find_layout(self, names) -> _Layout | None:
+        layouts = self._layouts
+        for k, layout in enumerate(layouts):
+            if layout.names == names:
+                if k:  # most recent first: alternating publishers find theirs in 1-2 steps
+                    layouts[k], layouts[0] = layouts[0], layouts[k]
+                return layout
+        return None
+
+    def _add_layout(self, names) -> _Layout:
+        if len(self._layouts) >= _MAX_LAYOUTS:
+            self._layouts.clear()
+        layout = _Layout(list(names), self._index, self.n)
+        self._layouts.insert(0, layout)
         return layout
+
+    @staticmethod
+    def _check_known(layout: _Layout, position, velocity, effort_len: int) -> str | None:
+        """check_arrays for a known (duplicate-free) name list, without allocating."""
+        n = len(layout.names)
+        if len(position) != n or (len(velocity) and len(velocity) != n) or (
+            effort_len and effort_len != n
+        ):
+            return check_arrays(layout.names, position, velocity, effort_len)
+        if not n:
+            return None
+        scratch = layout.scratch
+        np.abs(position, out=scratch)
+        if not scratch.max() <= MAX_ABS:  # NaN compares False: rejected too
+            return _bad_values(position, layout.names, "position")
+        if len(velocity):
+            np.abs(velocity, out=scratch)
+            if not scratch.max() <= MAX_ABS:
+                return _bad_values(velocity, layout.names, "velocity")
+        return None
 
     def update(self, names, position, velocity, effort_len: int, stamp, now: float) -> UpdateResult:
         """Merge one message. Nothing is applied unless the whole message is valid."""
+        if type(names) is not list:
+            names = list(names)
         position = as_float64(position)
         velocity = as_float64(velocity)
-        reason = check_arrays(names, position, velocity, effort_len)
-        if reason is not None:
-            return UpdateResult(REJECTED, reason)
-        model_idx, msg_idx, unknown = self._layout_for(names)
-        new_unknown = []
-        if unknown and len(self._warned_unknown) < _MAX_WARNED:
-            new_unknown = [u for u in unknown if u not in self._warned_unknown]
-            self._warned_unknown.update(new_unknown)
+        layout = self._find_layout(names)
+        if layout is None:
+            reason = check_arrays(names, position, velocity, effort_len)
+            if reason is not None:
+                return UpdateResult(REJECTED, reason)
+            layout = self._add_layout(names)
+        else:
+            reason = self._check_known(layout, position, velocity, effort_len)
+            if reason is not None:
+                return UpdateResult(REJECTED, reason)
+        result = _ACCEPTED
+        if not layout.unknown_warned:
+            new_unknown = []
+            if len(self._warned_unknown) < _MAX_WARNED:
+                new_unknown = [u for u in layout.unknown if u not in self._warned_unknown]
+                self._warned_unknown.update(new_unknown)
+            layout.unknown_warned = True
+            result = UpdateResult(ACCEPTED, "", new_unknown)
+        model_idx = layout.model_idx
         if not len(model_idx):
-            return UpdateResult(IGNORED, "no joint of the model in this message", new_unknown)
-        self.position[model_idx] = position[msg_idx]
-        self.has_position[model_idx] = True
-        if len(velocity):
-            self.velocity[model_idx] = velocity[msg_idx]
-            self.has_velocity[model_idx] = True
-        self.updated[model_idx] = now
+            reason = "no joint of the model in this message"
+            return UpdateResult(IGNORED, reason, result.new_unknown)
+        if layout.identity:
+            np.copyto(self.position, position)
+            if len(velocity):
+                np.copyto(self.velocity, velocity)
+                if not self._all_velocity:
+                    self.has_velocity.fill(True)
+                self.velocity_updated.fill(now)
+            if not self._complete:
+                self.has_position.fill(True)
+            self.updated.fill(now)
+        else:
+            gather = layout.gather
+            np.take(position, layout.msg_idx, out=gather, mode="clip")
+            self.position[model_idx] = gather
+            if len(velocity):
+                np.take(velocity, layout.msg_idx, out=gather, mode="clip")
+                self.velocity[model_idx] = gather
+                if not self._all_velocity:
+                    self.has_velocity[model_idx] = True
+                self.velocity_updated[model_idx] = now
+            if not self._complete:
+                self.has_position[model_idx] = True
+            self.updated[model_idx] = now
         if not self._complete:
             self._complete = bool(self.has_position.all())
         if not self._all_velocity:
@@ -179,7 +282,7 @@ class JointStateBuffer:
         self.stamp = stamp
         self.receive_time = now
         self.pending += 1
-        return UpdateResult(ACCEPTED, "", new_unknown)
+        return result
 
     def missing(self) -> tuple:
         return tuple(self.joint_names[i] for i in np.flatnonzero(~self.has_position))
@@ -207,6 +310,21 @@ class JointStateBuffer:
             return ()
         return tuple(self.joint_names[i] for i in np.flatnonzero(now - self.updated > timeout))
 
+    def stale_velocity(self, now: float, timeout: float) -> tuple:
+        """Joints whose velocity in use is older than `timeout` while their position is newer.
+
+        Messages without velocity keep each joint's last velocity; once that is older than
+        `timeout` it is still used, and these joints are reported (never silently). Joints
+        stale altogether are reported by `stale`, joints that never had a velocity by `take`.
+        """
+        if timeout <= 0.0 or not self.n:
+            return ()
+        oldest = self.velocity_updated.min()
+        if oldest == math.inf or now - oldest <= timeout:
+            return ()
+        old = (now - self.velocity_updated > timeout) & (now - self.updated <= timeout)
+        return tuple(self.joint_names[i] for i in np.flatnonzero(old))
+
     def seed_from(self, other: JointStateBuffer) -> None:
         """Take over the values of joints this model shares with `other` (model replacement)."""
         for name, j in other._index.items():
@@ -218,6 +336,7 @@ class JointStateBuffer:
             self.has_position[i] = other.has_position[j]
             self.has_velocity[i] = other.has_velocity[j]
             self.updated[i] = other.updated[j]
+            self.velocity_updated[i] = other.velocity_updated[j]
         self._complete = bool(self.has_position.all())
         self._all_velocity = bool(self.has_velocity.all())
         self.stamp = other.stamp

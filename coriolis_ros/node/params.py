@@ -7,6 +7,7 @@ documents the same set (a test keeps them in sync).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 # Optional CoriolisState fields and the parameter that switches each one.
@@ -40,11 +41,40 @@ PARAMETERS = (
         "a later message on the topic replaces it. Empty: wait for the topic.",
     ),
     ParamSpec(
+        "robot_description_file",
+        "",
+        "Path of a URDF file, read at start and whenever this parameter is set; at start it "
+        "takes precedence over robot_description. A later message on the robot_description "
+        "topic replaces it. Empty: not used.",
+        constraints="empty or a readable file",
+    ),
+    ParamSpec(
         "gravity",
         [0.0, 0.0, -9.81],
-        "Gravity vector [x, y, z] in the URDF root frame, m/s^2.",
+        "Gravity vector [x, y, z] in the world frame, m/s^2: the URDF root frame on a fixed "
+        "base, the odometry's header.frame_id (taken as gravity-aligned) on a floating one.",
         read_only=True,
         constraints="exactly 3 finite numbers",
+    ),
+    ParamSpec(
+        "root_joint",
+        "fixed",
+        "How the URDF's root link is attached to the world. fixed: welded (arms). floating: a "
+        "free-flyer (legged robots, humanoids); planar: moves in the world's x-y plane. For "
+        "floating and planar the base state comes from the odom topic (nav_msgs/Odometry of "
+        "the root link, REP 105) and leads every vector: see CoriolisState.msg.",
+        read_only=True,
+        constraints="fixed, floating or planar",
+    ),
+    ParamSpec(
+        "base_state_timeout",
+        0.1,
+        "Floating or planar base: largest difference in seconds between a joint state's stamp "
+        "and the newest odometry's stamp for the two to be paired; beyond it nothing is "
+        "published (throttled warning) until fresh odometry arrives.",
+        read_only=True,
+        minimum=1e-4,
+        maximum=3600.0,
     ),
     ParamSpec(
         "update_rate",
@@ -58,7 +88,9 @@ PARAMETERS = (
         "joint_state_timeout",
         0.5,
         "Seconds after which a joint without a new value counts as stale (reported in "
-        "diagnostics, throttled warning). 0 disables the check.",
+        "diagnostics, throttled warning); likewise a joint whose positions keep coming without "
+        "velocity once its last velocity is older than this (that velocity is still used). "
+        "0 disables the check.",
         minimum=0.0,
         maximum=3600.0,
     ),
@@ -100,6 +132,26 @@ PARAMETERS = (
         maximum=16,
     ),
     ParamSpec(
+        "executor",
+        "events",
+        "Executor when executor_threads is 1. events: rclpy.experimental.EventsExecutor "
+        "(C++ event queue; by far the least CPU per message); single: SingleThreadedExecutor "
+        "(rclpy's Python wait-set loop).",
+        read_only=True,
+        constraints="events or single",
+    ),
+    ParamSpec(
+        "inline_tick_share",
+        0.5,
+        "Run the tick inside the joint_states callback (or the update_rate timer) while its "
+        "mean cost stays below this share of the mean input interval (or timer period): no "
+        "thread hand-off. Above it, ticks go to the compute thread, which works on the newest "
+        "merged state and counts the messages merged meanwhile as skipped, so the input queue "
+        "keeps draining. 0: always the compute thread.",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    ParamSpec(
         "warning_period",
         2.0,
         "Seconds between repeats of the same warning (bad input, waiting for joints, "
@@ -112,6 +164,8 @@ PARAMETERS = (
     for field_name, param, what in OUTPUT_FIELDS
 )
 
+EXECUTORS = ("events", "single")
+ROOT_JOINTS = ("fixed", "floating", "planar")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
@@ -127,6 +181,22 @@ def validate(name: str, value) -> str | None:
             return "gravity must be a list of 3 numbers"
         if len(values) != 3 or not all(math.isfinite(v) for v in values):
             return f"gravity must be exactly 3 finite numbers, got {list(value)}"
+        return None
+    if name == "robot_description_file":
+        if not isinstance(value, str):
+            return "robot_description_file must be a string"
+        if value and not os.path.isfile(value):
+            return f"robot_description_file: no such file: {value}"
+        if value and not os.access(value, os.R_OK):
+            return f"robot_description_file: not readable: {value}"
+        return None
+    if name == "root_joint":
+        if value not in ROOT_JOINTS:
+            return f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {value!r}"
+        return None
+    if name == "executor":
+        if value not in EXECUTORS:
+            return f"executor must be one of {', '.join(EXECUTORS)}, got {value!r}"
         return None
     if spec.minimum is not None or spec.maximum is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):

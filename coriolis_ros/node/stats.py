@@ -83,3 +83,37 @@ class Throttle:
 def suppressed_note(allowed: int) -> str:
     """' (3 similar suppressed)' for allow() == 4, '' for 1."""
     return f" ({allowed - 1} similar suppressed)" if allowed > 1 else ""
+
+
+# Stages of the joint_states -> coriolis_state path, in order (diagnostics keys
+# stage_<name>_mean_ms / stage_<name>_max_ms):
+#   callback       joint_states callback, entry to return (includes buffer_update)
+#   buffer_update  validate + merge the message into the JointStateBuffer
+#   handoff_wait   callback handing the state over -> the tick starting on it (0 when the tick
+#                  runs inline in the callback)
+#   kernels        the dynamics kernels of one tick
+#   message_fill   everything else a tick does before publish (take, flags, stamp)
+#   publish        rclpy publish() of the CoriolisState (serialisation + DDS write)
+STAGES = ("callback", "buffer_update", "handoff_wait", "kernels", "message_fill", "publish")
+
+
+class StageTimes:
+    """One WindowStats of durations (s) per stage of STAGES; reset by the reader."""
+
+    def __init__(self, now: float):
+        self.windows = {stage: WindowStats(now) for stage in STAGES}
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.windows[stage].add(seconds)
+
+    def values_ms(self) -> list[tuple[str, float]]:
+        """[(stage_<name>_mean_ms, value), (stage_<name>_max_ms, value), ...]; NaN if empty."""
+        out = []
+        for stage, w in self.windows.items():
+            out.append((f"stage_{stage}_mean_ms", w.mean() * 1e3))
+            out.append((f"stage_{stage}_max_ms", w.max * 1e3 if w.count else math.nan))
+        return out
+
+    def reset(self, now: float) -> None:
+        for w in self.windows.values():
+            w.reset(now)

@@ -4,7 +4,7 @@ Derivation (equation numbers of Echeandia & Wensing, journal version).  Algorith
 evaluates, for i ~ j, C_ij = Phi_i^T (IC_[ij] Phidot_j + BC_[ij] Phi_j) (eq. 18), with
 the composites IC_[ij] = sum_{k >= [ij]} I_k and BC_[ij] = sum_{k >= [ij]} B(v_k, I_k)
 (eqs. 15-16) and B the body-level factor of eq. 10 (``spatial.body_factor``).  The
-summation lemma of Appendix B, read backwards (the pairs (k, j) with j ~ i and
+change of summation set in Appendix B, read backwards (the pairs (k, j) with j ~ i and
 k >= [ij] are exactly those with k >= i and j <= k), gives for any x in R^n
 
     (C x)_i = sum_{j ~ i} Phi_i^T (IC_[ij] Phidot_j + BC_[ij] Phi_j) x_j

@@ -1,41 +1,76 @@
-"""One step of the generalized-momentum observer (see :mod:`coriolis_ros.dynamics.observer`).
+"""One update of the generalized-momentum observer (see :mod:`coriolis_ros.dynamics.observer`).
 
 The residual r = K (p - p(0) - int(tau + C^T qd - g + r) dt) obeys, per joint,
 dr/dt = K (dz/dt - r) with z = p - p(0) - int(w) dt and w = tau + C^T qd - g.  Between
-two stamps h apart, z is taken linear (p exact at the stamps, w by the trapezoid
-rule), so dz/dt = (p_k - p_k-1) / h - (w_k + w_k-1) / 2 is constant and the exact
+two stamps dt apart, z is taken linear (p exact at the stamps, w by the trapezoid
+rule), so dz/dt = (p_k - p_k-1) / dt - (w_k + w_k-1) / 2 is constant and the exact
 solution is
 
-    r_k = e^(-K h) r_k-1 + (1 - e^(-K h)) dz/dt,
+    r_k = e^(-K dt) r_k-1 + (1 - e^(-K dt)) dz/dt,
 
-computed with a = 1 - e^(-K h) = -expm1(-K h), exact to rounding for every K h.
+computed with a = 1 - e^(-K dt) = -expm1(-K dt), exact to rounding for every K dt.
+
+The terms come from one pass over the tree, the formulas of :mod:`.coriolis_vectors` and
+:func:`.rnea.generalized_gravity` fused: with h_i = I_i v_i summed over subtrees (hC),
+p_i = Phi_i . hC_i and (C^T qd)_i = Phidot_i . hC_i; g_i = Phi_i . (IC_i a_0) with the
+composite mass and first moment and a_0 = (0, -g).  C qd (an RNEA force pass) is not needed.
 """
 
 import math
 
-from .kinematics import all_finite
-from .spatial import kernel
+from ..model import MF_PARENT
+from .kinematics import SIZE_WS, check_inputs, move_body, place_body
+from .spatial import WS_H, WS_IC, WS_S, WS_SD, WS_V, add_rows, cross, dot6, inertia_times, kernel
 
-# Status codes (0: success): tau has a NaN/infinite/huge entry, or the wrong length.
-BAD_TAU, SIZE_TAU = 1, 11
+# Rows of the observer's state array (5, n).
+ST_GAIN, ST_P, ST_W, ST_R, ST_OUT = 0, 1, 2, 3, 4
 
 
 @kernel
-def observer_step(h, first, gain, tau, p, ctqd, g, p_prev, w_prev, r, out):
-    """Advance r by h seconds (or start it at 0 if ``first``); copy it into out."""
-    n = gain.shape[0]
-    if tau.shape[0] != n:
-        return SIZE_TAU
-    if not all_finite(tau):
-        return BAD_TAU
+def observer_update(mf, gravity, q, qd, tau, ws, state, dt):
+    """Advance r by dt > 0 seconds (dt = 0: start, r = 0) with the joint state and torque
+    at the new stamp; copy r into state[ST_OUT].  Returns 0 or a status code
+    (kinematics.BAD_*, SIZE_*; tau is the third vector)."""
+    n = mf.shape[0]
+    if gravity.shape[0] != 3 or state.shape[0] != 5 or state.shape[1] != n:
+        return SIZE_WS
+    status = check_inputs(mf, ws, q, qd, tau)
+    if status:
+        return status
     for i in range(n):
-        w = tau[i] + ctqd[i] - g[i]
-        if first:
-            r[i] = 0.0
+        place_body(mf, q, ws, i)
+        move_body(mf, qd, ws, i)
+        h0, h1, h2, h3, h4, h5 = inertia_times(
+            ws, i, WS_IC,
+            ws[i, WS_V], ws[i, WS_V + 1], ws[i, WS_V + 2],
+            ws[i, WS_V + 3], ws[i, WS_V + 4], ws[i, WS_V + 5],
+        )  # fmt: skip
+        ws[i, WS_H], ws[i, WS_H + 1], ws[i, WS_H + 2] = h0, h1, h2
+        ws[i, WS_H + 3], ws[i, WS_H + 4], ws[i, WS_H + 5] = h3, h4, h5
+    ax, ay, az = -gravity[0], -gravity[1], -gravity[2]
+    for j in range(n - 1, -1, -1):
+        h0, h1, h2 = ws[j, WS_H], ws[j, WS_H + 1], ws[j, WS_H + 2]
+        h3, h4, h5 = ws[j, WS_H + 3], ws[j, WS_H + 4], ws[j, WS_H + 5]
+        p = dot6(ws, j, WS_S, h0, h1, h2, h3, h4, h5)
+        ctqd = dot6(ws, j, WS_SD, h0, h1, h2, h3, h4, h5)
+        m = ws[j, WS_IC]
+        n0, n1, n2 = cross(ws[j, WS_IC + 1], ws[j, WS_IC + 2], ws[j, WS_IC + 3], ax, ay, az)
+        g = dot6(ws, j, WS_S, n0, n1, n2, m * ax, m * ay, m * az)
+        w = tau[j] + ctqd - g
+        if dt == 0.0:
+            state[ST_R, j] = 0.0
         else:
-            a = -math.expm1(-gain[i] * h)
-            r[i] = (1.0 - a) * r[i] + (a / h) * (p[i] - p_prev[i]) - a * 0.5 * (w + w_prev[i])
-        p_prev[i] = p[i]
-        w_prev[i] = w
-        out[i] = r[i]
+            a = -math.expm1(-state[ST_GAIN, j] * dt)
+            state[ST_R, j] = (
+                (1.0 - a) * state[ST_R, j]
+                + (a / dt) * (p - state[ST_P, j])
+                - a * 0.5 * (w + state[ST_W, j])
+            )
+        state[ST_P, j] = p
+        state[ST_W, j] = w
+        state[ST_OUT, j] = state[ST_R, j]
+        b = int(mf[j, MF_PARENT])
+        if b >= 0:
+            add_rows(ws, b, j, WS_H, 6)
+            add_rows(ws, b, j, WS_IC, 4)
     return 0
