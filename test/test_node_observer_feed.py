@@ -180,3 +180,22 @@ def test_updates_allocate_nothing(dyn, run):
         tracemalloc.stop()
     grown = sum(stat.size_diff for stat in after.compare_to(before, "lineno") if stat.size_diff > 0)
     assert grown < 2000  # bytes: no per-update arrays (390 updates of 7-vectors would be > 20 kB)
+
+
+def test_observer_parameters_validation():
+    import array
+
+    from coriolis_ros.node.params import validate
+
+    assert validate("observer_gain", 50.0) is None
+    assert validate("observer_gain", 3) is None
+    assert validate("observer_gain", [10.0, 20.0]) is None
+    assert validate("observer_gain", array.array("d", [1.0, 2.0])) is None
+    for bad in (0.0, -1.0, math.inf, math.nan, [], [1.0, 0.0], True, "fast", [1.0, "a"]):
+        assert validate("observer_gain", bad) is not None, bad
+    assert validate("observer_enabled", True) is None
+    assert validate("observer_enabled", 1) is not None
+    assert validate("observer_max_gap", 1e-6) is None
+    assert validate("observer_max_gap", 3600.0) is None
+    assert validate("observer_max_gap", 0.0) is not None
+    assert validate("observer_max_gap", 3601.0) is not None
