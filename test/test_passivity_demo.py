@@ -7,7 +7,8 @@
   V̇ = −2κ V + sᵀ τ_ext with a push (this is where a C that is not Christoffel-consistent would
   show); bounds of tracking and of the offline observer in the in-process loop; bad arguments.
 * The whole demo headless (`python -m coriolis_ros.demo.passivity`, four processes): exit 0,
-  a PNG, every state answered, the ROS loop reproducing the in-process loop, tracking bounds.
+  a PNG, every state answered, the ROS loop reproducing the in-process loop, tracking bounds,
+  and the node's observer estimating the push (coriolis_state.external_effort).
 """
 
 from __future__ import annotations
@@ -282,6 +283,13 @@ def test_passivity_demo_headless(ros_domain_env, tmp_path):
     assert summary["tracking"]["push"]["max_abs_rad"] > 1e-2
     assert abs(summary["offline_observer"]["push_mean"] - 10.0) < 0.05
     assert summary["node_messages"] > 0
+    # The node's observer (coriolis_state.external_effort) finds the push.
+    assert summary["node_messages_with_estimate"] > 0.5 * summary["node_messages"]
+    node = summary["node_observer"]
+    assert abs(node["push_mean"] - 10.0) < 0.1
+    assert node["push_error_max"] < 0.3
+    assert node["other_joints_max_abs"] < 0.1
+    assert node["rise_time_s"] == pytest.approx(1.0 / 50.0, abs=3e-3)
 
     # The ROS loop is the in-process loop: same states to rounding, so the transport lost or
     # reordered nothing and every command was applied one step late.

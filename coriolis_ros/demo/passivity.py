@@ -214,6 +214,7 @@ def main(argv=None) -> int:
     py = [sys.executable, "-P"]
     node_params = [
         f"output_queue_depth:={RECORD_DEPTH}",
+        f"input_queue_depth:={RECORD_DEPTH}",  # best effort: room for a stall under load
         "observer_enabled:=true",
         f"observer_gain:={float(args.observer_gain)!r}",
         *args.node_arg,
