@@ -260,7 +260,7 @@ def plot(result: dict, scenario, path: str, title: str | None = None) -> None:
         ax.plot(series["t"], np.abs(other).max(axis=1), color="0.5", lw=0.8,
                 label="largest |estimate| on the other joints")  # fmt: skip
     ax.set_ylabel(f"{scenario.push_joint} torque (N·m)")
-    ax.legend(loc="center left", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
 
     ax = axes[2]
     V = np.maximum(series["V"], 1e-12)
