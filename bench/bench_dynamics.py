@@ -100,7 +100,7 @@ def bench_robot(key: str, settings: bl.Settings) -> dict:
 
     label, rel, free_flyer = ROBOTS[key]
     path = str(bl.erd_robots_dir() / rel)
-    dyn = Dynamics.from_urdf(path)
+    dyn = Dynamics.from_urdf(path, mimic="independent")  # as Pinocchio (mimic=False)
     dyn.warmup()
     n = dyn.nv
     rng = np.random.default_rng(42)
@@ -217,7 +217,7 @@ def overhead_table(settings: bl.Settings, markdown: bool) -> str:
     entry8 = noop8.overloads[sig].entry_point
 
     urdf = serial_chain(1, seed=0, options=PLAIN)
-    dyn1 = Dynamics.from_urdf(urdf)
+    dyn1 = Dynamics.from_urdf(urdf, mimic="independent")
     dyn1.warmup()
     z = np.zeros(1)
     out3 = (np.empty((1, 1)), np.empty((1, 1)), np.empty((1, 1)))

@@ -59,7 +59,7 @@ def bench_system(key: str, settings: bl.Settings) -> dict:
     from coriolis_ros.dynamics import Dynamics
 
     label, urdf = load(key)
-    dyn = Dynamics.from_urdf(urdf, root_joint="floating")
+    dyn = Dynamics.from_urdf(urdf, root_joint="floating", mimic="independent")
     dyn.warmup()
     oracle = MultiDofOracle(urdf, dyn, "floating")
     n = dyn.nv

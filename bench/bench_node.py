@@ -70,6 +70,9 @@ OBSERVER_COUNTERS = ("observer_integrated_total", "observer_paused_total",
 # key: (label, path under example-robot-data/robots) -- the same keys as bench_dynamics.py
 ROBOTS = {
     "talos_full": ("Talos full v2 (fixed base)", "talos_data/robots/talos_full_v2.urdf"),
+    # root_joint floating: nav_msgs/Odometry of the root link with every JointState, same stamp
+    "talos_full_floating": ("Talos full v2 (floating base, odometry)",
+                            "talos_data/robots/talos_full_v2.urdf"),
     "panda": ("Panda", "panda_description/urdf/panda.urdf"),
     "talos_reduced": ("Talos reduced (fixed base)", "talos_data/robots/talos_reduced.urdf"),
     "ur5": ("UR5", "ur_description/urdf/ur5_robot.urdf"),
@@ -121,8 +124,21 @@ def _dof_joints(urdf: str) -> list[str]:
             if j.get("type") in ("revolute", "continuous", "prismatic")]
 
 
+def _root_link(urdf: str) -> str:
+    """The URDF's root link: the one that is no joint's child."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(urdf)
+    children = {c.get("link") for j in root.iter("joint") for c in j.iter("child")}
+    return next(link.get("name") for link in root.iter("link") if link.get("name") not in children)
+
+
 def run_publisher(args) -> int:
-    """robot_description (latched) + JointState at args.rate; commands stream/pause/burst K."""
+    """robot_description (latched) + JointState at args.rate; commands stream/pause/burst K.
+
+    With --odometry, a nav_msgs/Odometry of the root link (a slow circle, turning) goes out
+    just before every JointState, with the same stamp.
+    """
     import numpy as np
     import rclpy
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -142,6 +158,16 @@ def run_publisher(args) -> int:
     js_pub = node.create_publisher(JointState, "joint_states", QoSProfile(
         depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.VOLATILE))
+    odom_pub, odom = None, None
+    if args.odometry:
+        from nav_msgs.msg import Odometry
+
+        odom_pub = node.create_publisher(Odometry, "odom", QoSProfile(
+            depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.VOLATILE))
+        odom = Odometry()
+        odom.header.frame_id, odom.child_frame_id = "odom", _root_link(urdf)
+        odom.pose.pose.position.z = 1.0
     desc_pub.publish(String(data=urdf))
     msg = JointState()
     msg.name = names
@@ -167,6 +193,14 @@ def run_publisher(args) -> int:
             msg.effort = eff
         stamp = time.time_ns()
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
+        if odom_pub is not None:
+            yaw = 0.2 * t
+            pose, twist = odom.pose.pose, odom.twist.twist
+            pose.position.x, pose.position.y = math.cos(yaw), math.sin(yaw)
+            pose.orientation.z, pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+            twist.linear.y, twist.angular.z = 0.2, 0.2  # the circle, in the base frame
+            odom.header.stamp = msg.header.stamp
+            odom_pub.publish(odom)
         js_pub.publish(msg)
         return stamp
 
@@ -505,6 +539,8 @@ class Run:
                "--urdf", str(self.urdf_path), "--rate", repr(self.args.rate)]
         if self.args.effort:
             cmd.append("--effort")
+        if role == "publisher" and self.key.endswith("_floating"):
+            cmd.append("--odometry")
         child = Child(role, cmd, self.env, cwd=str(self.workdir))
         self.children.append(child)
         return child
@@ -514,6 +550,8 @@ class Run:
         cmd = [sys.executable, "-P", "-m", NODE_MODULE, "--ros-args"]
         for param in self.args.param:
             cmd += ["-p", param]
+        if self.key.endswith("_floating"):
+            cmd += ["-p", "root_joint:=floating"]
         child = Child("node", cmd, env, log_path=self.workdir / f"node_{self.key}_{tag}.log",
                       cwd=str(self.workdir))
         self.children.append(child)
@@ -1278,6 +1316,7 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the work dir (node logs)")
     ap.add_argument("--role", choices=("publisher", "subscriber"), help=argparse.SUPPRESS)
     ap.add_argument("--urdf", help=argparse.SUPPRESS)
+    ap.add_argument("--odometry", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.role == "publisher":
         return run_publisher(args)

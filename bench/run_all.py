@@ -1,7 +1,7 @@
 """Run every benchmark and write the results to bench/results/ (``make bench`` calls this).
 
     python bench/run_all.py [--quick] [--markdown]
-                            [--only dynamics,loop,paper,floating,scaling,node]
+                            [--only dynamics,loop,paper,floating,reduction,scaling,node,batch,bag]
                             [--outdir DIR]
                             [--code worktree|installed|<git revision>]
 
@@ -28,8 +28,11 @@ SCRIPTS = {
     "loop": ("bench_loop.py", "bench_loop"),  # C x, Slotine-Li, observer terms (issue 10)
     "paper": ("bench_paper.py", "bench_paper"),
     "floating": ("bench_floating.py", "bench_floating"),
+    "reduction": ("bench_reduction.py", "bench_reduction"),  # Safeea; mimic reduction cost
     "scaling": ("scaling.py", "scaling"),
     "node": ("bench_node.py", "bench_node"),  # the installed node, end to end (about 2 min)
+    "batch": ("bench_batch.py", "bench_batch"),  # batched kernels vs a Pinocchio loop
+    "bag": ("bench_bag.py", "bench_bag"),  # coriolis-ros bag on a 60 s, 1 kHz Talos bag
 }
 
 

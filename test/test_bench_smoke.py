@@ -85,3 +85,24 @@ def test_floating_bench_prints_its_table_with_the_oracle_check():
     bad = subprocess.run([sys.executable, str(FLOATING), "--systems", "nope"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown system" in bad.stderr
+
+
+REDUCTION = Path(__file__).resolve().parent.parent / "bench" / "bench_reduction.py"
+
+
+def test_reduction_bench_prints_both_tables():
+    proc = subprocess.run(
+        [sys.executable, str(REDUCTION), "--quick", "--dofs", "6"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    rows = {line.split()[0]: line.split() for line in out.splitlines()
+            if line.split() and line.split()[0] in ("5", "6", "coriolis", "christoffel")}
+    assert float(rows["6"][-1]) < 1e-9  # Safeea and Algorithm 2 agree with Pinocchio
+    assert 0.0 < float(rows["6"][1]) < 1e5  # a time in µs
+    assert "slope (6-30)" in out and "5 (seed, MATLAB)" in out
+    assert 0.0 < float(rows["coriolis"][-1]) < 100.0  # the reduced / unreduced ratio
+    bad = subprocess.run([sys.executable, str(REDUCTION), "--dofs", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--dofs" in bad.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,14 +22,21 @@ from test_dynamics_oracle import PinOracle, assert_close, erd_urdf
 
 from random_trees import random_tree
 
-KEYS = (
-    "joint_names",
-    "mass_matrix",
-    "coriolis_matrix",
-    "mass_matrix_derivative",
-    "gravity",
-    "christoffel",
-)
+
+# Fields of CoriolisState that are not terms of the model at a state: the stamp, and (in the
+# momentum-observer version of the message) the measured effort and the observer's estimate.
+NOT_TERMS = {"header", "effort", "external_effort"}
+
+
+def message_keys() -> list[str]:
+    """Field names of the generated CoriolisState (less NOT_TERMS) + GetChristoffelSymbols'
+    symbols, in the message's order."""
+    from coriolis_ros.msg import CoriolisState
+    from coriolis_ros.srv import GetChristoffelSymbols
+
+    fields = [f for f in CoriolisState.get_fields_and_field_types() if f not in NOT_TERMS]
+    assert "symbols" in GetChristoffelSymbols.Response.get_fields_and_field_types()
+    return [*fields, "symbols"]
 
 
 def run_cli(*args: str, code: str | None = None, timeout: float = 120.0):
@@ -75,12 +83,24 @@ def _check_result(result: dict, urdf: str, q, qd) -> None:
     M = np.asarray(result["mass_matrix"], dtype=float).reshape(n, n)
     C = np.asarray(result["coriolis_matrix"], dtype=float).reshape(n, n)
     Mdot = np.asarray(result["mass_matrix_derivative"], dtype=float).reshape(n, n)
-    g = np.asarray(result["gravity"], dtype=float).reshape(n)
-    Gamma = np.asarray(result["christoffel"], dtype=float).reshape(n, n, n)
+    g = np.asarray(result["gravity_force"], dtype=float).reshape(n)
+    Gamma = np.asarray(result["symbols"], dtype=float).reshape(n, n, n)
+    assert np.asarray(result["coriolis_matrix"]).shape == (n, n)  # shaped as state_to_numpy
+    assert np.asarray(result["symbols"]).shape == (n, n, n)
+    for key in ("position", "velocity", "coriolis_force", "coriolis_transpose_force"):
+        assert np.asarray(result[key]).shape == (n,), key
+    assert_close(np.asarray(result["position"], dtype=float), q, 0.0, "cli q")
+    assert_close(np.asarray(result["velocity"], dtype=float), qd, 0.0, "cli qd")
     assert_close(M, oracle.M(q), 1e-10, "cli M")
     assert_close(C, oracle.C(q, qd), 1e-10, "cli C")
     assert_close(Mdot, oracle.Mdot(q, qd), 1e-10, "cli Mdot")
     assert_close(g, oracle.g(q), 1e-10, "cli g")
+    Cqd = np.asarray(result["coriolis_force"], dtype=float)
+    CTqd = np.asarray(result["coriolis_transpose_force"], dtype=float)
+    p = np.asarray(result["momentum"], dtype=float)
+    assert_close(Cqd, oracle.C(q, qd) @ qd, 1e-10, "cli C qd")
+    assert_close(CTqd, oracle.C(q, qd).T @ qd, 1e-10, "cli C^T qd")
+    assert_close(p, oracle.M(q) @ qd, 1e-10, "cli p = M qd")
     assert_close(Gamma, oracle.christoffel_fd(q), 1e-6, "cli Gamma vs FD")
     assert_close(np.einsum("ijk,k->ij", Gamma, qd), C, 1e-10, "cli Gamma qd = C")
 
@@ -94,8 +114,7 @@ def test_compute_json_stdout_matches_pinocchio(ur5):
     r = run_cli("compute", path, "--q", *_fmt(q), "--qd", *_fmt(qd), "--format", "json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
-    for key in KEYS:
-        assert key in result, key
+    assert list(result) == message_keys()  # exactly the message field names, in their order
     assert sorted(result["joint_names"]) == sorted(oracle.pin_names)
     # q/qd were given in the library's joint order: map the state to those names.
     _check_result(result, path, q, qd)
@@ -124,8 +143,7 @@ def test_compute_npz(ur5, tmp_path):
     assert r.returncode == 0, r.stderr
     with np.load(out) as data:
         result = {k: data[k] for k in data.files}
-    for key in KEYS:
-        assert key in result, key
+    assert sorted(result) == sorted(message_keys())
     result["joint_names"] = [str(x) for x in result["joint_names"]]
     _check_result(result, path, q, qd)
 
@@ -137,8 +155,17 @@ def test_compute_text_lists_joints_and_quantities(ur5):
     assert r.stdout.strip()
     for name in oracle.pin_names:
         assert name in r.stdout, name
-    for word in ("Mdot", "Gamma"):
+    for word in ("Mdot", "Gamma", "C qd", "C^T qd", "p = M qd"):
         assert word in r.stdout
+    for key in message_keys():  # every term of the message, under its field name
+        assert re.search(rf"^{key}:", r.stdout, re.MULTILINE), key
+
+
+def test_compute_without_christoffel_leaves_out_symbols_only(ur5):
+    path, _ = ur5
+    r = run_cli("compute", path, "--format", "json", "--no-christoffel")
+    assert r.returncode == 0, r.stderr
+    assert list(json.loads(r.stdout)) == [k for k in message_keys() if k != "symbols"]
 
 
 def test_compute_text_output_file(ur5, tmp_path):
@@ -305,7 +332,7 @@ def test_compute_floating_base_matches_pinocchio(tmp_path):
     oracle = MultiDofOracle(path, dyn, "floating")
     assert_close(np.array(out["coriolis_matrix"]), oracle.C(q, qd), 1e-10, "C")
     assert_close(np.array(out["mass_matrix"]), oracle.M(q), 1e-10, "M")
-    gamma = np.array(out["christoffel"])
+    gamma = np.array(out["symbols"])
     assert_close(gamma[:, :, 3], oracle.C(q, np.eye(dyn.nv)[3]), 1e-10, "Gamma[:, :, 3]")
 
 

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -510,7 +511,14 @@ def test_summarize_diagnostics_reads_the_node_keys():
         ("compute_time_max_ms", "0.9"),
     ]
     s = summarize_diagnostics(values)
-    assert s == DiagnosticsSummary(499.5, 498.0, pytest.approx(0.125e-3))
+    assert s.input_rate_hz == 499.5 and s.output_rate_hz == 498.0
+    assert s.compute_time_s == pytest.approx(0.125e-3)
+    assert math.isnan(s.published) and math.isnan(s.skipped)  # keys absent
+    counters = [("received", "1010"), ("published", "1000"), ("skipped", "7")]
+    s = summarize_diagnostics([*values, *counters])
+    assert (s.published, s.skipped) == (1000.0, 7.0)
+    # the counters alone identify the node's status too
+    assert summarize_diagnostics([("skipped", "3")]).skipped == 3.0
     s = summarize_diagnostics([("input_rate_hz", "nan"), ("compute_time_mean_ms", "fast")])
     assert math.isnan(s.input_rate_hz) and math.isnan(s.compute_time_s)
     assert math.isnan(s.output_rate_hz)
@@ -544,8 +552,10 @@ def test_monitor_stats_window():
     assert rep.latency_p99_s == pytest.approx(np.percentile(latencies, 99))
     assert rep.compute_time_s == pytest.approx(2e-4)
     # the next window starts empty; the input rate now comes from diagnostics
+    assert rep.received_total == 41
     rep = stats.report(13 * sec)
     assert rep.output_rate_hz == 0.0 and rep.input_rate_hz == 480.0 and rep.bad_messages == 0
+    assert rep.received_total == 41  # a total, not per window
     assert math.isnan(rep.latency_p50_s) and math.isnan(rep.residual_max)
     with pytest.raises(ValueError):
         stats.report(13 * sec)
@@ -561,15 +571,17 @@ def _fields(text):
 def test_format_report_fields():
     stats = MonitorStats(0)
     stats.add_state(2_000_000, 1_000_000, 1, [0.5], [1.0])
-    stats.set_diagnostics(DiagnosticsSummary(500.0, 499.0, 1.5e-4))
+    stats.set_diagnostics(DiagnosticsSummary(500.0, 499.0, 1.5e-4, published=812, skipped=3))
     line = format_report(stats.report(1_000_000_000))
     assert line.isascii()
     f = _fields(line)
+    assert f["received"] == "1" and f["node_published"] == "812" and f["node_skipped"] == "3"
     assert f["t"] == "1.0s" and f["n"] == "1" and f["in"] == "500.0Hz" and f["out"] == "1.0Hz"
     assert f["latency_p50"] == "1.00ms" and f["compute"] == "0.150ms"
     assert float(f["|C|_F"]) == 0.5 and float(f["|Mdot-C-C^T|"]) == 0.0
     empty = _fields(format_report(MonitorStats(0).report(1)))
     assert empty["n"] == empty["in"] == empty["latency_p99"] == empty["|C|_F"] == "n/a"
+    assert empty["received"] == "0" and empty["node_skipped"] == "n/a"
 
 
 # ============================================================================ runner units
@@ -599,6 +611,40 @@ def test_demo_environment_forces_loopback_and_explicit_domain():
     for bad in ("abc", "-1", "233"):
         with pytest.raises(ValueError, match="ROS_DOMAIN_ID"):
             demo_run.demo_environment({"ROS_DOMAIN_ID": bad})
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _domain_under_run_sh(env):
+    """(ROS_DOMAIN_ID, pid) seen by a command that `scripts/run.sh` (used by `make demo`) runs."""
+    code = "import os; print(os.environ['ROS_DOMAIN_ID'], os.getpid())"
+    out = subprocess.run(
+        [str(REPO / "scripts" / "run.sh"), "python", "-c", code],
+        env={**env, "CORIOLIS_VENV": sys.prefix},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    domain, pid = out.stdout.split()
+    return int(domain), int(pid)
+
+
+def test_make_demo_domain_is_what_the_demo_readme_says():
+    """run.sh execs the command, so its $$ is the command's pid: the domain is pid % 100 + 1."""
+    if not (Path(sys.prefix) / "bin" / "activate").is_file():
+        pytest.skip("scripts/run.sh (make demo) runs in the project's venv; this is not a venv")
+    env = {k: v for k, v in os.environ.items() if k != "ROS_DOMAIN_ID"}
+    domain, pid = _domain_under_run_sh(env)
+    assert domain == pid % 100 + 1 and 1 <= domain <= 100
+    fixed, _ = _domain_under_run_sh({**env, "ROS_DOMAIN_ID": "42"})
+    assert fixed == 42
+    readme = (REPO / "coriolis_ros" / "demo" / "README.md").read_text()
+    assert "`$$ % 100 + 1`" in readme and "1..100" in readme
+    assert "ROS_DOMAIN_ID=42 make demo" in readme
+    assert "the ROS default 0" in readme  # python -m coriolis_ros.demo without ROS_DOMAIN_ID
+    # ... which is what the runner does (checked in test_demo_environment_...)
 
 
 def test_demo_rejects_bad_arguments_before_starting_anything(capsys):
@@ -683,6 +729,14 @@ def _check_monitor_output(output, dof):
     # the trajectory moves the robot, so C is not zero; the node's diagnostics give compute time
     assert any(float(f["|C|_F"]) > 0 for f in active), f"C is identically zero:\n{output}"
     assert any(f["compute"] != "n/a" for f in active), f"no compute time:\n{output}"
+    # the monitor's own total next to the node's published/skipped totals (its diagnostics)
+    received = [int(f["received"]) for f in lines]
+    assert received == sorted(received) and received[-1] > 0, output
+    counted = [f for f in active if f["node_skipped"] != "n/a"]
+    assert counted, f"no node_skipped from the node's diagnostics:\n{output}"
+    for f in counted:
+        assert int(f["node_skipped"]) >= 0 and int(f["node_published"]) >= 0, f
+    assert max(int(f["node_published"]) for f in counted) > 0, output
     return active
 
 
@@ -704,6 +758,7 @@ def test_demo_runs_for_duration_and_exits_cleanly(
     output = proc.stdout
     assert proc.returncode == 0, output
     assert "all processes stopped cleanly" in output
+    assert f"ROS_DOMAIN_ID={domain_id}," in output  # says which domain it uses
     assert len(_child_pids(output)) == 3
     _check_monitor_output(output, dof)
     assert not [p for p in _child_pids(output) if _alive(p)]

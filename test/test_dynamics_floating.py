@@ -28,6 +28,13 @@ from test_dynamics_oracle import assert_close, erd_urdf
 from coriolis_ros.dynamics import Dynamics
 
 TOL = 1e-10
+
+
+def _from_urdf(urdf, **kwargs):
+    """Mimic joints as independent DoF, as in the Pinocchio oracle (built with mimic=False)."""
+    return Dynamics.from_urdf(urdf, mimic="independent", **kwargs)
+
+
 LEGGED = ["solo12", "anymal_b", "anymal_c", "hyq", "go2", "talos_full", "romeo", "g1"]
 ROOTS = {"floating": pin.JointModelFreeFlyer, "planar": pin.JointModelPlanar}
 
@@ -154,8 +161,8 @@ def check_christoffel(dyn: Dynamics, oracle: MultiDofOracle, q, v, label: str) -
 @pytest.mark.parametrize("robot", LEGGED)
 def test_legged_robot_floating_matches_pinocchio(robot):
     path = str(erd_urdf(robot))
-    dyn = Dynamics.from_urdf(path, root_joint="floating")
-    fixed = Dynamics.from_urdf(path)
+    dyn = _from_urdf(path, root_joint="floating")
+    fixed = _from_urdf(path)
     assert (dyn.nq, dyn.nv) == (fixed.nv + 7, fixed.nv + 6)
     assert dyn.joint_names[6:] == fixed.joint_names
     assert dyn.joint_names[:6] == tuple(
@@ -178,7 +185,7 @@ def test_legged_robot_floating_matches_pinocchio(robot):
 @pytest.mark.parametrize("robot", ["solo12", "talos_full", "g1"])
 def test_generalized_christoffel_matches_pinocchio(robot):
     path = str(erd_urdf(robot))
-    dyn = Dynamics.from_urdf(path, root_joint="floating")
+    dyn = _from_urdf(path, root_joint="floating")
     oracle = MultiDofOracle(path, dyn, "floating")
     rng = np.random.default_rng(3)
     q = random_configuration(dyn, rng)
@@ -192,8 +199,8 @@ def test_generalized_christoffel_matches_pinocchio(robot):
 @pytest.mark.parametrize("robot", ["solo12", "anymal_c"])
 def test_planar_root_matches_pinocchio(robot):
     path = str(erd_urdf(robot))
-    dyn = Dynamics.from_urdf(path, root_joint="planar")
-    assert (dyn.nq, dyn.nv) == (Dynamics.from_urdf(path).nv + 3,) * 2
+    dyn = _from_urdf(path, root_joint="planar")
+    assert (dyn.nq, dyn.nv) == (_from_urdf(path).nv + 3,) * 2
     assert dyn.position_names[:3] == ("root_joint/x", "root_joint/y", "root_joint/theta")
     oracle = MultiDofOracle(path, dyn, "planar")
     rng = np.random.default_rng(11)
@@ -212,7 +219,7 @@ def test_planar_root_matches_pinocchio(robot):
 @pytest.mark.parametrize("root_joint", ["floating", "planar"])
 def test_random_floating_trees(topology, n, root_joint):
     urdf = random_tree(topology, n, seed=n + len(topology))
-    dyn = Dynamics.from_urdf(urdf, root_joint=root_joint)
+    dyn = _from_urdf(urdf, root_joint=root_joint)
     oracle = MultiDofOracle(urdf, dyn, root_joint)
     rng = np.random.default_rng(n)
     q = random_configuration(dyn, rng)
@@ -239,7 +246,7 @@ def test_multi_dof_joints_inside_the_tree(jtype, root_joint):
     """Free-flyer and planar joints in the middle of a tree (two of them), against Pinocchio."""
     urdf, first = with_joint_type(random_tree("quadruped", 16, seed=4), 2, jtype, axis_z=True)
     urdf, second = with_joint_type(urdf, 9, jtype, axis_z=True)
-    dyn = Dynamics.from_urdf(urdf, root_joint=root_joint)
+    dyn = _from_urdf(urdf, root_joint=root_joint)
     assert f"{first}/angular_z" in dyn.joint_names and f"{second}/linear_x" in dyn.joint_names
     oracle = MultiDofOracle(urdf, dyn, root_joint)
     rng = np.random.default_rng(8)
@@ -265,7 +272,7 @@ def test_planar_joint_moves_in_the_plane_normal_to_its_axis(axis, in_plane):
         '<joint name="slide" type="planar"><parent link="world"/><child link="body"/>'
         f'<origin xyz="0.3 -0.2 0.1" rpy="0 0 0"/><axis xyz="{axis}"/></joint></robot>'
     )
-    dyn = Dynamics.from_urdf(urdf)
+    dyn = _from_urdf(urdf)
     assert dyn.joint_names == ("slide/linear_x", "slide/linear_y", "slide/angular_z")
     for theta in (0.0, 1.1):
         g = dyn.gravity(np.array([0.4, -0.7, theta]))
@@ -281,7 +288,7 @@ def test_planar_joint_moves_in_the_plane_normal_to_its_axis(axis, in_plane):
 @pytest.mark.parametrize("robot", ["solo12", "g1"])
 def test_mdot_and_christoffel_against_finite_differences_along_integrate(robot):
     """Mdot = d/dt M(q (+) t v) and Gamma_ijk + Gamma_jik = d/dt M_ij(q (+) t e_k)."""
-    dyn = Dynamics.from_urdf(str(erd_urdf(robot)), root_joint="floating")
+    dyn = _from_urdf(str(erd_urdf(robot)), root_joint="floating")
     rng = np.random.default_rng(5)
     q = random_configuration(dyn, rng, unit=True)
     v = rng.normal(size=dyn.nv)
@@ -305,14 +312,14 @@ def test_explicit_floating_joint_equals_root_joint():
     """A URDF with its own floating joint from a massless world link = root_joint='floating'."""
     path = erd_urdf("anymal_c")
     text = Path(path).read_text()
-    root = Dynamics.from_urdf(path).root_link
+    root = _from_urdf(path).root_link
     explicit = text.replace(
         "</robot>",
         '<link name="world"/><joint name="root_joint" type="floating">'
         f'<parent link="world"/><child link="{root}"/></joint></robot>',
     )
-    a = Dynamics.from_urdf(path, root_joint="floating")
-    b = Dynamics.from_urdf(explicit)
+    a = _from_urdf(path, root_joint="floating")
+    b = _from_urdf(explicit)
     assert a.joint_names == b.joint_names and a.position_names == b.position_names
     assert b.root_joint == "fixed" and b.root_link == "world"
     rng = np.random.default_rng(1)
@@ -325,7 +332,7 @@ def test_explicit_floating_joint_equals_root_joint():
 
 
 def test_fixed_base_christoffel_unchanged_and_symmetric():
-    dyn = Dynamics.from_urdf(str(erd_urdf("panda")))
+    dyn = _from_urdf(str(erd_urdf("panda")))
     q = np.random.default_rng(0).uniform(-1, 1, dyn.nv)
     G = dyn.christoffel(q)
     assert_close(G, G.transpose(0, 2, 1), 1e-14, "Gamma_ijk = Gamma_ikj")
@@ -338,7 +345,7 @@ def test_fixed_base_christoffel_unchanged_and_symmetric():
 
 def test_neutral_and_integrate_against_pinocchio():
     path = str(erd_urdf("go2"))
-    dyn = Dynamics.from_urdf(path, root_joint="floating")
+    dyn = _from_urdf(path, root_joint="floating")
     oracle = MultiDofOracle(path, dyn, "floating")
     q0 = dyn.neutral()
     assert q0.shape == (dyn.nq,)
@@ -350,7 +357,7 @@ def test_neutral_and_integrate_against_pinocchio():
         q2 = dyn.integrate(q, v, 0.5)
         oracle.same_configuration(q2, oracle.integrate(q, 0.5 * v), f"integrate x{scale}")
         assert abs(np.linalg.norm(q2[3:7]) - 1.0) < 1e-14
-    planar = Dynamics.from_urdf(path, root_joint="planar")
+    planar = _from_urdf(path, root_joint="planar")
     poracle = MultiDofOracle(path, planar, "planar")
     for scale in (1e-9, 1.0, -3.0):
         q = random_configuration(planar, rng)
@@ -364,7 +371,7 @@ def test_neutral_and_integrate_against_pinocchio():
 
 @pytest.fixture(scope="module")
 def solo():
-    return Dynamics.from_urdf(str(erd_urdf("solo12")), root_joint="floating")
+    return _from_urdf(str(erd_urdf("solo12")), root_joint="floating")
 
 
 def test_quaternion_is_normalized_before_use(solo):

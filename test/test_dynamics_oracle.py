@@ -254,10 +254,14 @@ def oracle_for_erd(name: str) -> PinOracle:
 
 @cache
 def dynamics_for(urdf: str, gravity=GRAVITY):
-    """Library model for a URDF string or path (cached per process: parsing is not under test)."""
+    """Library model for a URDF string or path (cached per process: parsing is not under test).
+
+    Mimic joints are independent DoF, as in the oracle (Pinocchio built with mimic=False);
+    test_dynamics_mimic.py checks the default, mimic joints following their leader.
+    """
     from coriolis_ros.dynamics import Dynamics
 
-    return Dynamics.from_urdf(urdf, gravity=gravity)
+    return Dynamics.from_urdf(urdf, gravity=gravity, mimic="independent")
 
 
 @cache

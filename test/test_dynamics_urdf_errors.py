@@ -472,11 +472,11 @@ def test_default_axis_is_x():
         assert_close(x, y, 1e-14, "default axis")
 
 
-def test_mimic_joints_are_independent_dofs():
+def test_mimic_joints_are_independent_dofs_on_request():
     mimic = '\n    <mimic joint="j1" multiplier="2.0" offset="0.1"/>'
     urdf = two_link(extra=mimic)
-    dyn = Dynamics.from_urdf(urdf)
-    assert dyn.nv == 2
+    assert Dynamics.from_urdf(urdf, mimic="independent").nv == 2
+    assert Dynamics.from_urdf(urdf).nv == 1  # default: the mimic joint follows j1
     _check_against_pinocchio(urdf, "mimic")
 
 

@@ -174,9 +174,17 @@ def test_pip_wheel_is_the_ros_free_library(tmp_path):
     requires = sorted(
         line.split(":", 1)[1].strip().split(">")[0].split("=")[0].split("<")[0].strip().lower()
         for line in metadata.splitlines()
-        if line.startswith("Requires-Dist:")
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
     )
     assert requires == ["numba", "numpy", "urdf-parser-py"]
+    # optional extras (issue 12): bags, plots, Dask; and the message definition for bags
+    extras = sorted(
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Provides-Extra:")
+    )
+    assert extras == ["bag", "distributed", "plot"]
+    assert any(n.endswith(".data/data/share/coriolis_ros/msg/CoriolisState.msg") for n in names)
     eps = configparser.ConfigParser()
     eps.read_string(entry_points)
     assert eps["console_scripts"]["coriolis-ros"].strip() == "coriolis_ros.cli:main"

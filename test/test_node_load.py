@@ -46,7 +46,7 @@ def test_load_1khz(robot, ros_domain_env, tmp_path):
 
     domain_id, env = ros_domain_env
     urdf = panda_urdf() if robot == "panda" else talos_urdf()
-    names = list(Dynamics.from_urdf(urdf).joint_names)
+    names = list(Dynamics.from_urdf(urdf, mimic="independent").joint_names)
     n = len(names)
     with Peer(domain_id) as peer:
         desc = peer.description_publisher()
@@ -58,7 +58,7 @@ def test_load_1khz(robot, ros_domain_env, tmp_path):
         node = NodeProcess(
             env,
             tmp_path / "node.log",
-            params={"output_queue_depth": 5000, "diagnostics_period": 0.5},
+            params={"output_queue_depth": 5000, "diagnostics_period": 0.5, "mimic": "independent"},
         )
         try:
             node.wait_ready(robot)

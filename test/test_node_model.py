@@ -26,7 +26,7 @@ def test_model_replacement(ros_domain_env, tmp_path):
     domain_id, env = ros_domain_env
     tiny, panda = small_robot_urdf("tiny", "tj"), panda_urdf()
     tiny_names = list(Dynamics.from_urdf(tiny).joint_names)
-    panda_names = list(Dynamics.from_urdf(panda).joint_names)
+    panda_names = list(Dynamics.from_urdf(panda, mimic="independent").joint_names)
     refs = {"tiny": (PinReference(tiny), tiny_names), "panda": (PinReference(panda), panda_names)}
     all_names = tiny_names + panda_names
     rng = np.random.default_rng(11)
@@ -37,7 +37,7 @@ def test_model_replacement(ros_domain_env, tmp_path):
         desc = peer.description_publisher()
         peer.publish_description(desc, tiny)
         peer.collect_states()
-        node = NodeProcess(env, tmp_path / "node.log")
+        node = NodeProcess(env, tmp_path / "node.log", params={"mimic": "independent"})
         stop = threading.Event()
         try:
             node.wait_ready("tiny")

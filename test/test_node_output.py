@@ -57,7 +57,7 @@ HOT_PATHS = {
 def test_output_matches_library_and_pinocchio(hot_path, ros_domain_env, tmp_path):
     domain_id, env = ros_domain_env
     urdf = panda_urdf()
-    dyn = Dynamics.from_urdf(urdf)
+    dyn = Dynamics.from_urdf(urdf, mimic="independent")
     ref = PinReference(urdf)
     names = list(dyn.joint_names)
     n = len(names)
@@ -69,7 +69,9 @@ def test_output_matches_library_and_pinocchio(hot_path, ros_domain_env, tmp_path
         peer.collect_states()
         peer.collect_diagnostics()
         node = NodeProcess(
-            env, tmp_path / "node.log", params={"frame_id": "panda_link0", **HOT_PATHS[hot_path]}
+            env,
+            tmp_path / "node.log",
+            params={"frame_id": "panda_link0", "mimic": "independent", **HOT_PATHS[hot_path]},
         )
         try:
             node.wait_ready("panda")
@@ -137,12 +139,13 @@ def test_optional_fields_switch_off_and_back_on(ros_domain_env, tmp_path):
 
     domain_id, env = ros_domain_env
     urdf = panda_urdf()
-    dyn = Dynamics.from_urdf(urdf)
+    dyn = Dynamics.from_urdf(urdf, mimic="independent")
     ref = PinReference(urdf)
     names = list(dyn.joint_names)
     off = ("publish_coriolis_matrix", "publish_mass_matrix_derivative", "publish_momentum")
     params = {p: (p not in off) for _, p, _ in OUTPUT_FIELDS}
     params["robot_description"] = urdf
+    params["mimic"] = "independent"
     params_file = write_params_file(tmp_path / "params.yaml", params)
     q = np.linspace(-0.8, 0.8, len(names))
     qd = np.linspace(1.0, -1.0, len(names))
@@ -212,14 +215,16 @@ def test_timer_mode_publishes_newest_state_and_counts_skips(ros_domain_env, tmp_
 
     domain_id, env = ros_domain_env
     urdf = panda_urdf()
-    names = list(Dynamics.from_urdf(urdf).joint_names)
+    names = list(Dynamics.from_urdf(urdf, mimic="independent").joint_names)
     with Peer(domain_id) as peer:
         desc = peer.description_publisher()
         peer.publish_description(desc, urdf)
         peer.collect_states()
         peer.collect_diagnostics()
         node = NodeProcess(
-            env, tmp_path / "node.log", params={"update_rate": 20.0, "diagnostics_period": 0.2}
+            env,
+            tmp_path / "node.log",
+            params={"update_rate": 20.0, "diagnostics_period": 0.2, "mimic": "independent"},
         )
         try:
             node.wait_ready("panda")
@@ -267,6 +272,7 @@ def test_installed_config_file_loads_as_params_file(ros_domain_env, tmp_path):
         ('frame_id: ""', 'frame_id: "cfg_frame"'),
         ("publish_momentum: true", "publish_momentum: false"),
         ("update_rate: 0.0", "update_rate: 20.0"),
+        ("mimic: follow", "mimic: independent"),
     )
     for old, new in edits:
         assert text.count(old) == 1, old
@@ -274,7 +280,7 @@ def test_installed_config_file_loads_as_params_file(ros_domain_env, tmp_path):
     params_file = tmp_path / "coriolis.yaml"
     params_file.write_text(text)
     urdf = panda_urdf()
-    names = list(Dynamics.from_urdf(urdf).joint_names)
+    names = list(Dynamics.from_urdf(urdf, mimic="independent").joint_names)
     with Peer(domain_id) as peer:
         desc = peer.description_publisher()
         peer.publish_description(desc, urdf)

@@ -5,10 +5,15 @@ effort: matches reliable and best-effort publishers) and ``/diagnostics``, optio
 ``joint_states`` (``--count-inputs``: input rate measured here instead of taken from the node's
 diagnostics), and prints (statistics in coriolis_ros.demo.stats):
 
-    t=3.0s n=7 in=500.0Hz out=499.8Hz latency_p50=0.62ms latency_p99=1.90ms compute=0.150ms
-    |C|_F=1.234e+00 |Mdot-C-C^T|=4.4e-16                                 (all on one line)
+    t=3.0s n=7 in=500.0Hz out=499.8Hz received=1496 node_published=1000 node_skipped=2
+    latency_p50=0.62ms latency_p99=1.90ms compute=0.150ms |C|_F=1.234e+00
+    |Mdot-C-C^T|=4.4e-16                                                 (all on one line)
 
-``in``: joint_states rate; ``out``: coriolis_state messages received per second; latency:
+``in``: joint_states rate; ``out``: coriolis_state messages received per second;
+``received``: coriolis_state messages received here since the start; ``node_published`` /
+``node_skipped``: the node's totals of published states and of joint states it skipped
+(superseded by a newer one while busy), from its diagnostics -- so a gap between what the node
+published and what arrived here is told apart from the node's own skips; latency:
 receive time minus header.stamp (the stamp of the JointState used, so end to end);
 ``compute``: the node's mean computation time (diagnostics); ``|C|_F``: Frobenius norm of C in the
 latest message; ``|Mdot-C-C^T|``: largest Frobenius norm of Mdot - C - C^T over the window's
@@ -115,8 +120,11 @@ def main(argv=None) -> int:
         source = "counted here" if args.count_inputs else "node diagnostics"
         print(
             f"{PREFIX} every {args.period:g} s: in = joint_states rate ({source}), out = "
-            "coriolis_state rate, latency = receive time - header.stamp, compute = node's mean "
-            "compute time, |C|_F = Frobenius norm of C, |Mdot-C-C^T| = largest over the period",
+            "coriolis_state rate, received = coriolis_state messages received here in total, "
+            "node_published / node_skipped = the node's totals of states published / joint "
+            "states skipped (its diagnostics, 1 s behind), latency = receive time - "
+            "header.stamp, compute = node's mean compute time, |C|_F = Frobenius norm of C, "
+            "|Mdot-C-C^T| = largest over the period",
             flush=True,
         )
         executor = SingleThreadedExecutor()

@@ -67,6 +67,11 @@ def coriolis_norms(n: int, coriolis_matrix, mass_matrix_derivative) -> tuple[flo
 DIAG_INPUT_RATE = "input_rate_hz"
 DIAG_OUTPUT_RATE = "output_rate_hz"
 DIAG_COMPUTE_MEAN = "compute_time_mean_ms"
+# Cumulative counters of the node (coriolis_ros.node.stats.Counters): coriolis_state messages
+# published, and joint states superseded by a newer one while the node was busy (skipped).
+DIAG_PUBLISHED = "published"
+DIAG_SKIPPED = "skipped"
+_DIAG_KEYS = (DIAG_INPUT_RATE, DIAG_OUTPUT_RATE, DIAG_COMPUTE_MEAN, DIAG_PUBLISHED, DIAG_SKIPPED)
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,8 @@ class DiagnosticsSummary:
     input_rate_hz: float = math.nan
     output_rate_hz: float = math.nan
     compute_time_s: float = math.nan
+    published: float = math.nan  # node's total coriolis_state messages published
+    skipped: float = math.nan  # node's total joint states skipped (superseded)
 
 
 def _number(text) -> float:
@@ -87,19 +94,21 @@ def _number(text) -> float:
 
 
 def summarize_diagnostics(values) -> DiagnosticsSummary | None:
-    """Input rate, output rate and mean compute time from the node's diagnostic key/values.
+    """Rates, mean compute time and the published/skipped totals from the node's diagnostics.
 
     ``values`` is an iterable of (key, value) strings of one DiagnosticStatus.  Returns None when
     none of the node's keys is present (a status from another node); a present but unparsable or
     non-finite value gives NaN for that quantity.
     """
     table = {str(k): v for k, v in values}
-    if not any(k in table for k in (DIAG_INPUT_RATE, DIAG_OUTPUT_RATE, DIAG_COMPUTE_MEAN)):
+    if not any(k in table for k in _DIAG_KEYS):
         return None
     return DiagnosticsSummary(
         input_rate_hz=_number(table.get(DIAG_INPUT_RATE, "nan")),
         output_rate_hz=_number(table.get(DIAG_OUTPUT_RATE, "nan")),
         compute_time_s=_number(table.get(DIAG_COMPUTE_MEAN, "nan")) * 1e-3,
+        published=_number(table.get(DIAG_PUBLISHED, "nan")),
+        skipped=_number(table.get(DIAG_SKIPPED, "nan")),
     )
 
 
@@ -120,6 +129,9 @@ class Report:
     c_norm: float
     residual_max: float
     bad_messages: int
+    received_total: int = 0  # coriolis_state messages received by the monitor since its start
+    node_published: float = math.nan  # the node's own totals, from its latest diagnostics
+    node_skipped: float = math.nan
 
 
 class MonitorStats:
@@ -129,6 +141,7 @@ class MonitorStats:
         self._start_ns = int(start_ns)
         self._window_start_ns = int(start_ns)
         self._diagnostics = DiagnosticsSummary()
+        self._received_total = 0
         self._reset()
 
     def _reset(self):
@@ -150,6 +163,7 @@ class MonitorStats:
         A message whose matrices do not have n*n finite entries counts as bad (no numbers taken).
         """
         self._states += 1
+        self._received_total += 1
         try:
             c_norm, residual = coriolis_norms(n, coriolis_matrix, mdot)
         except ValueError:
@@ -190,6 +204,9 @@ class MonitorStats:
             c_norm=self._c_norm,
             residual_max=self._residual_max,
             bad_messages=self._bad,
+            received_total=self._received_total,
+            node_published=diag.published,
+            node_skipped=diag.skipped,
         )
         self._window_start_ns = now_ns
         self._reset()
@@ -205,14 +222,21 @@ def _fmt(value: float, spec: str, unit: str = "", scale: float = 1.0) -> str:
 def format_report(rep: Report) -> str:
     """One line, ASCII only, ``key=value`` fields separated by spaces (n/a when unknown).
 
-    Example: ``t=3.0s n=7 in=500.0Hz out=499.8Hz latency_p50=0.62ms latency_p99=1.90ms
-    compute=0.150ms |C|_F=1.234e+00 |Mdot-C-C^T|=4.4e-16``
+    Example: ``t=3.0s n=7 in=500.0Hz out=499.8Hz received=1496 node_published=1000
+    node_skipped=2 latency_p50=0.62ms latency_p99=1.90ms compute=0.150ms |C|_F=1.234e+00
+    |Mdot-C-C^T|=4.4e-16``: ``received`` is the monitor's own total, ``node_published`` and
+    ``node_skipped`` the node's totals from its latest diagnostics (published once a second,
+    so they trail ``received`` by up to that much). Messages the node published that the
+    monitor never got are node_published - received, once the stream has stopped.
     """
     fields = [
         f"t={rep.elapsed_s:.1f}s",
         f"n={rep.n if rep.n is not None else 'n/a'}",
         f"in={_fmt(rep.input_rate_hz, '.1f', 'Hz')}",
         f"out={_fmt(rep.output_rate_hz, '.1f', 'Hz')}",
+        f"received={rep.received_total}",
+        f"node_published={_fmt(rep.node_published, '.0f')}",
+        f"node_skipped={_fmt(rep.node_skipped, '.0f')}",
         f"latency_p50={_fmt(rep.latency_p50_s, '.2f', 'ms', 1e3)}",
         f"latency_p99={_fmt(rep.latency_p99_s, '.2f', 'ms', 1e3)}",
         f"compute={_fmt(rep.compute_time_s, '.3f', 'ms', 1e3)}",

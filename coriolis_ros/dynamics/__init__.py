@@ -14,6 +14,7 @@ NUMBA_CACHE_DIR = _configure_cache()
 from .api import Dynamics  # noqa: E402
 from .model import Model  # noqa: E402
 from .observer import MomentumObserver  # noqa: E402
+from .urdf_checks import URDFInertiaWarning  # noqa: E402
 from .urdf_model import URDFError, model_from_urdf  # noqa: E402
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Model",
     "MomentumObserver",
     "URDFError",
+    "URDFInertiaWarning",
     "model_from_urdf",
     "NUMBA_CACHE_DIR",
 ]

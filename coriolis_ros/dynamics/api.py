@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numba import types
 
+from . import batch as _batch
 from .kernels.christoffel import christoffel as _christoffel
 from .kernels.coriolis_matrix import coriolis_matrix as _coriolis_matrix
 from .kernels.coriolis_times import coriolis_times as _coriolis_times
@@ -28,11 +29,14 @@ from .kernels.kinematics import (
     SIZE_QDD,
     check_position,
 )
+from .kernels.momentum_observer import observer_step as _observer_step
 from .kernels.momentum_observer import observer_update as _observer_update
 from .kernels.rnea import generalized_gravity as _generalized_gravity
 from .kernels.rnea import inverse_dynamics as _inverse_dynamics
 from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
 from .kernels.slotine_li import slotine_li as _slotine_li
+from .kernels.safeea import christoffel_safeea as _christoffel_safeea
+from .kernels.safeea import is_serial_chain
 from .kernels.spatial import WS_WIDTH
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
@@ -65,6 +69,13 @@ class Dynamics:
     tenth of their time).
     """
 
+    def __new__(cls, model: Model):
+        if cls is Dynamics and model.mimic:  # mimic joints follow: reduce every output
+            from .mimic import MimicDynamics
+
+            return super().__new__(MimicDynamics)
+        return super().__new__(cls)
+
     def __init__(self, model: Model):
         self.model = model
         n = model.nv
@@ -82,14 +93,25 @@ class Dynamics:
         urdf: str | os.PathLike,
         gravity: Sequence[float] = DEFAULT_GRAVITY,
         root_joint: str = "fixed",
+        mimic: str = "follow",
+        locked_joints: Mapping[str, float] | None = None,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
 
         ``root_joint`` attaches the URDF's root link to the world: ``"fixed"`` (welded),
         ``"floating"`` (a free flyer, for legged robots and humanoids) or ``"planar"``
         (moving in the world's x-y plane).  Its coordinates come first in q and v.
+
+        ``mimic="follow"`` (default): URDF mimic joints follow their leader and every
+        input and output is over the independent coordinates only (``joint_names``
+        leaves the mimic joints out; see :mod:`coriolis_ros.dynamics.mimic`);
+        ``mimic="independent"``: mimic joints are DoF of their own.
+        ``locked_joints={name: position}`` welds those revolute, continuous or
+        prismatic joints at the given position (rad or m), as Pinocchio's
+        ``buildReducedModel`` does; ``ValueError`` for an unknown, fixed or
+        multi-DoF joint or a non-finite position.
         """
-        return cls(model_from_urdf(urdf, gravity, root_joint))
+        return Dynamics(model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints))
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace."""
@@ -179,14 +201,20 @@ class Dynamics:
             self._fail(status, (q, qd), out)
         return out
 
-    def christoffel(self, q, out=None):
-        """Gamma (n, n, n) at q, Algorithm 2: Gamma[i, j, k] = dC_ij/dqd_k = Gamma[i, k, j]."""
+    def christoffel(self, q, out=None, method: str = "algorithm2"):
+        """Gamma (n, n, n) at q: Gamma[i, j, k] = dC_ij/dqd_k = Gamma[i, k, j].
+
+        ``method="algorithm2"`` (default): Echeandia & Wensing's Algorithm 2, any tree,
+        O(Nd^2); ``"safeea"``: Safeea et al.'s recursion, serial chains of revolute
+        and prismatic joints only, O(n^3) (:mod:`.kernels.safeea`).
+        """
+        kernel = _K.christoffel_safeea if self._christoffel_method(method) else _K.christoffel
         if out is None:
             out = np.empty(self._ten)
         try:
-            status = _K.christoffel(self._mf, q, self._ws, out)
+            status = kernel(self._mf, q, self._ws, out)
         except TypeError:
-            status = self._retry(_K.christoffel, [self._mf, q, self._ws, out], (1,), (out,))
+            status = self._retry(kernel, [self._mf, q, self._ws, out], (1,), (out,))
         if status:
             self._fail(status, (q,), (out,))
         return out
@@ -276,6 +304,62 @@ class Dynamics:
             self._fail(status, (q, qd, qd_ref, qdd_ref), (out,), _SLOTINE_LI_NAMES)
         return out
 
+    # ------------------------------------------------------------------ mimic / locked joints
+
+    @property
+    def mimic_joints(self) -> dict[str, tuple[str, float, float]]:
+        """Mimic joints that follow: name -> (independent leader, multiplier, offset)."""
+        return {name: (leader, m, o) for name, leader, m, o in self.model.mimic}
+
+    @property
+    def locked_joints(self) -> dict[str, float]:
+        """Joints welded at build time: name -> position (mimic joints of locked leaders too)."""
+        return dict(self.model.locked_joints)
+
+    def full_position(self, q) -> np.ndarray:
+        """The full tree's configuration (mimic joints included) of q: q itself here."""
+        q = self._coerce(q, "q")
+        self._check_q(q)
+        return q
+
+    def full_velocity(self, v) -> np.ndarray:
+        """The full tree's velocity A v (mimic joints included): v itself here."""
+        v = self._coerce(v, "qd")
+        if not np.all(np.abs(v) <= MAX_ABS):
+            self._fail(BAD_QD, (None, v), ())
+        return v
+
+    def _check_q(self, q: np.ndarray) -> None:
+        if not np.all(np.abs(q) <= MAX_ABS):
+            self._fail(BAD_Q, (q,), ())
+
+    @staticmethod
+    def _dt(dt) -> float:
+        dt = float(dt)
+        if not np.isfinite(dt):
+            raise ValueError(f"dt must be finite, got {dt}")
+        return dt
+
+    def _christoffel_method(self, method) -> int:
+        """0: Algorithm 2, 1: Safeea's recursion (ValueError if it does not apply)."""
+        if method == "algorithm2":
+            return 0
+        if method != "safeea":
+            raise ValueError(f"method must be 'algorithm2' or 'safeea', got {method!r}")
+        if self.model.root_joint != "fixed" or any(
+            t in ("floating", "planar") for t in self.model.joint_types
+        ):
+            raise ValueError(
+                "method='safeea' is for fixed-base serial chains of revolute and prismatic "
+                "joints; this model has a floating or planar joint (use method='algorithm2')"
+            )
+        if not is_serial_chain(self._mf):
+            raise ValueError(
+                "method='safeea' is for serial chains; this model is a branched tree "
+                "(use method='algorithm2', or lock the joints of the extra branches)"
+            )
+        return 1
+
     def warmup(self) -> None:
         """Compile, or load from Numba's on-disk cache, every kernel, so no later call compiles."""
         q = self.neutral()
@@ -289,6 +373,75 @@ class Dynamics:
         self.coriolis_times(q, v, v)
         self.slotine_li(q, v, v, v)
         _K.observer_update  # noqa: B018 - MomentumObserver's kernel: loaded, not run
+
+    # ------------------------------------------------------------------ batches (issue 12)
+    #
+    # Many states per call: row t of every result equals the single-state call on row t,
+    # bitwise.  Configurations are rows of Q (T, nq), velocities and accelerations rows of
+    # V and A (T, nv).  See coriolis_ros.dynamics.batch for threads, workspaces and errors.
+
+    def _q_width(self) -> int:
+        """Entries per configuration row of a batch (the one place batch shapes read it)."""
+        return self.nq
+
+    def coriolis_batch(self, Q, V, out=None):
+        """(M, Mdot, C), each (T, n, n): :meth:`coriolis` on every row of Q (T, nq), V (T, nv)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        V = _batch.rows(V, "V", self.nv)
+        T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
+        out = _batch.outputs(out, [(T, n, n)] * 3)
+        args = [self._mf, Q, V, *_batch.workspaces(self), *out]
+        _batch.launch("coriolis", args, ("Q", "V"))
+        return out
+
+    def christoffel_batch(self, Q, out=None):
+        """Gamma (T, n, n, n): :meth:`christoffel` on every row of Q (T, nq)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        T, n = Q.shape[0], self.nv
+        (out,) = _batch.outputs(out, [(T, n, n, n)])
+        args = [self._mf, Q, *_batch.workspaces(self), out]
+        _batch.launch("christoffel", args, ("Q",))
+        return out
+
+    def coriolis_vectors_batch(self, Q, V, out=None):
+        """(C qd, C^T qd, M qd), each (T, n): :meth:`coriolis_vectors` on every row."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        V = _batch.rows(V, "V", self.nv)
+        T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
+        out = _batch.outputs(out, [(T, n)] * 3)
+        args = [self._mf, Q, V, *_batch.workspaces(self), *out]
+        _batch.launch("coriolis_vectors", args, ("Q", "V"))
+        return out
+
+    def inverse_dynamics_batch(self, Q, V, A, out=None):
+        """tau (T, n): :meth:`inverse_dynamics` on every row of Q (T, nq), V and A (T, nv)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        V = _batch.rows(V, "V", self.nv)
+        A = _batch.rows(A, "A", self.nv)
+        T, n = _batch.same_rows({"Q": Q, "V": V, "A": A}), self.nv
+        (out,) = _batch.outputs(out, [(T, n)])
+        args = [self._mf, self._gravity, Q, V, A, *_batch.workspaces(self), out]
+        _batch.launch("inverse_dynamics", args, ("Q", "V", "A"))
+        return out
+
+    def gravity_batch(self, Q, out=None):
+        """g (T, n): :meth:`gravity` on every row of Q (T, nq)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        T, n = Q.shape[0], self.nv
+        (out,) = _batch.outputs(out, [(T, n)])
+        args = [self._mf, self._gravity, Q, *_batch.workspaces(self), out]
+        _batch.launch("gravity", args, ("Q",))
+        return out
+
+    def warmup_batch(self) -> None:
+        """Compile, or load from the on-disk cache, every batch kernel."""
+        Q = self.neutral()[None, :]  # unit quaternions
+        V = np.zeros((1, self.nv))
+        self.coriolis_batch(Q, V)
+        self.christoffel_batch(Q)
+        self.coriolis_vectors_batch(Q, V)
+        self.inverse_dynamics_batch(Q, V, V)
+        self.gravity_batch(Q)
 
     # ------------------------------------------------------------------ validation
     #
@@ -351,6 +504,7 @@ _RF2 = types.Array(types.float64, 2, "C", readonly=True)
 _F1 = types.Array(types.float64, 1, "C")
 _F2 = types.Array(types.float64, 2, "C")
 _F3 = types.Array(types.float64, 3, "C")
+_SIGNATURES_TYPES = {"RF1": _RF1, "RF2": _RF2, "F1": _F1, "F2": _F2, "F3": _F3}
 _SIGNATURES = {
     "coriolis": (_coriolis_matrix, (_RF2, _F1, _F1, _F2, _F2, _F2, _F2)),
     "christoffel": (_christoffel, (_RF2, _F1, _F2, _F3)),
@@ -363,6 +517,9 @@ _SIGNATURES = {
     "slotine_li": (_slotine_li, (_RF2, _RF1, _F1, _F1, _F1, _F1, _F2, _F1)),
     # MomentumObserver.update: model, gravity, q, qd, tau, workspace, state, dt
     "observer_update": (_observer_update, (_RF2, _RF1, _F1, _F1, _F1, _F2, _F2, types.float64)),
+    # the same step on terms computed elsewhere (mimic joints): p, C^T qd, g, tau, state, dt
+    "observer_step": (_observer_step, (_F1, _F1, _F1, _F1, _F2, types.float64)),
+    "christoffel_safeea": (_christoffel_safeea, (_RF2, _F1, _F2, _F3)),
 }
 
 
@@ -371,12 +528,15 @@ class _Kernels:
 
     _lock = threading.Lock()
 
+    def __init__(self, signatures: dict | None = None):
+        self._signatures = _SIGNATURES if signatures is None else signatures
+
     def __getattr__(self, name: str):
-        if name not in _SIGNATURES:
+        if name.startswith("_") or name not in self._signatures:
             raise AttributeError(name)
         with self._lock:
             if name not in self.__dict__:
-                dispatcher, argtypes = _SIGNATURES[name]
+                dispatcher, argtypes = self._signatures[name]
                 dispatcher.compile(types.int64(*argtypes))
                 dispatcher.disable_compile()
                 self.__dict__[name] = dispatcher

@@ -71,6 +71,11 @@ class Model:
     gravity: np.ndarray  # (3,), world frame, m/s^2
     position_names: tuple[str, ...] = ()  # nq names, the order of q (joint_names if empty)
     root_joint: str = "fixed"  # how the root link is attached: fixed, floating or planar
+    # Mimic joints that follow their leader, in row order: (name, independent leader,
+    # multiplier, offset), q_name = multiplier q_leader + offset.  Empty: every row is a DoF.
+    mimic: tuple[tuple[str, str, float, float], ...] = ()
+    # Joints welded at build time (name, position), mimic joints of locked leaders included.
+    locked_joints: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self):
         for array in (self.mf, self.gravity):

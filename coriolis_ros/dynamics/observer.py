@@ -84,6 +84,11 @@ class MomentumObserver:
         self._out = self._state[ST_OUT]
         self._t: float | None = None
         self._update = _K.observer_update  # loaded (or compiled) now, never on the update path
+        # A model with mimic joints: p, C^T qd and g from its reduced kernels, then the step.
+        self._reduced = self._dyn.nv != self._dyn._mf.shape[0]
+        if self._reduced:
+            self._step = _K.observer_step
+            self._terms = tuple(np.zeros(n) for _ in range(4))  # C qd, C^T qd, p, g
 
     @property
     def gain(self) -> np.ndarray:
@@ -118,12 +123,28 @@ class MomentumObserver:
             raise ValueError(f"t = {t!r} {what} the last stamp {last!r}: stamps must increase")
         # dt = 0 starts the observer; otherwise dt > 0 (distinct doubles differ by > 0).
         dt = 0.0 if last is None else t - last
+        if self._reduced:
+            return self._update_reduced(t, dt, q, qd, tau)
         mf, gravity, ws = self._model
         try:
             status = self._update(mf, gravity, q, qd, tau, ws, self._state, dt)
         except TypeError:
             args = [mf, gravity, q, qd, tau, ws, self._state, dt]
             status = self._dyn._retry(self._update, args, (2, 3, 4), (), _NAMES)
+        if status:
+            self._dyn._fail(status, (q, qd, tau), (), _NAMES)
+        self._t = t
+        return self._out
+
+    def _update_reduced(self, t: float, dt: float, q, qd, tau) -> np.ndarray:
+        cqd, ctqd, p, g = self._terms
+        self._dyn.coriolis_vectors(q, qd, out=(cqd, ctqd, p))  # validates q and qd
+        self._dyn.gravity(q, out=g)
+        try:
+            status = self._step(p, ctqd, g, tau, self._state, dt)
+        except TypeError:
+            tau = self._dyn._coerce(tau, _NAMES[2])
+            status = self._step(p, ctqd, g, tau, self._state, dt)
         if status:
             self._dyn._fail(status, (q, qd, tau), (), _NAMES)
         self._t = t

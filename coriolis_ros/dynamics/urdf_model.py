@@ -6,9 +6,23 @@ prismatic joints become one degree of freedom each, floating joints six and
 planar joints three, in depth-first order of the URDF's joints.  The root link is
 welded to the world unless ``root_joint`` attaches it by a free-flyer
 (``"floating"``) or a planar joint in the world's x-y plane (``"planar"``), named
-``root_joint``; its coordinates then come first.  ``<mimic>`` is ignored: mimic
-joints are independent DoF.  Everything else is rejected with a
-:class:`URDFError` that names the problem.
+``root_joint``; its coordinates then come first.  Everything else is rejected
+with a :class:`URDFError` that names the problem.
+
+Mimic joints (``<mimic joint= multiplier= offset=>``, defaults 1 and 0): with
+``mimic="follow"`` (the default) each mimic joint's chain of leaders is resolved
+to an independent joint, q_mimic = multiplier q_leader + offset, and recorded in
+:attr:`Model.mimic`; the rows stay in the tree and
+:class:`~coriolis_ros.dynamics.mimic.MimicDynamics` reduces every output to the
+independent coordinates.  A cycle, an unknown leader, a fixed leader or a
+floating/planar joint on either side is a :class:`URDFError`.  With
+``mimic="independent"`` the tags are ignored and mimic joints are DoF of their own.
+
+Locked joints (``locked_joints={name: position}``) are welded at the given
+position before the tree is built, as Pinocchio's ``buildReducedModel`` does: the
+joint becomes a fixed joint whose origin includes the displacement, so its child
+is merged into its parent body.  In ``"follow"`` mode the mimic joints of a
+locked leader are locked with it.
 
 Names: ``joint_names`` has one entry per velocity DoF and ``position_names`` one
 per configuration coordinate.  A single-DoF joint is named as in the URDF in
@@ -24,10 +38,11 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from . import urdf_checks
 from .model import (
     FREE,
     MF_C,
@@ -50,6 +65,9 @@ SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "
 ROOT_JOINTS = ("fixed", "floating", "planar")
 ROOT_JOINT_NAME = "root_joint"
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+MIMIC_MODES = ("follow", "independent")
+# A locked mimic joint must sit where its leader's lock puts it, to this tolerance.
+LOCK_TOLERANCE = 1e-9
 
 _KIND = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
          "floating": FREE, "planar": PLANAR}  # fmt: skip
@@ -69,16 +87,23 @@ def model_from_urdf(
     urdf: str | os.PathLike,
     gravity: Sequence[float] = DEFAULT_GRAVITY,
     root_joint: str = "fixed",
+    mimic: str = "follow",
+    locked_joints: Mapping[str, float] | None = None,
 ) -> Model:
     """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`.
 
     ``root_joint``: ``"fixed"`` (the root link is welded to the world),
     ``"floating"`` (a free-flyer) or ``"planar"`` (world x-y plane).
+    ``mimic``: ``"follow"`` (mimic joints follow their leader) or ``"independent"``.
+    ``locked_joints``: joint name -> position (rad or m) of joints to weld.
     """
     if root_joint not in ROOT_JOINTS:
         raise ValueError(f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {root_joint!r}")
+    if mimic not in MIMIC_MODES:
+        raise ValueError(f"mimic must be one of {', '.join(MIMIC_MODES)}, got {mimic!r}")
+    locked = _check_locked_argument(locked_joints)
     robot = _parse(_read(urdf))
-    return _build(robot, _check_gravity(gravity), root_joint)
+    return _build(robot, _check_gravity(gravity), root_joint, mimic == "follow", locked)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -123,23 +148,27 @@ def _parse(xml: str):
 
     from urdf_parser_py.urdf import URDF
 
+    # xacro's own output often keeps xmlns:xacro: alone it is only a hint for other errors.
+    hint = urdf_checks.XACRO_DECLARED_HINT if urdf_checks.declares_xacro(xml) else ""
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as exc:
-        raise URDFError(f"malformed XML: {exc}") from None
+        urdf_checks.reject_xacro(None, xml)
+        raise URDFError(f"malformed XML: {exc}{hint}") from None
     _drop_default_namespace(root)
+    urdf_checks.reject_xacro(root)
     if root.tag != "robot":
-        raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
+        raise URDFError(f"/{root.tag}: the root element is <{root.tag}>, expected <robot>{hint}")
     _check_duplicates(root)
+    urdf_checks.check_numbers(root)
     messages: list[str] = []
     try:
         with _quiet_parser(messages):
             robot = URDF.from_xml_string(ET.tostring(_dynamics_only(root), encoding="unicode"))
     except Exception as exc:  # urdf_parser_py raises bare Exceptions and AssertionErrors
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise URDFError(f"invalid URDF: {reason}") from None
+        raise URDFError(urdf_checks.parser_error_message(exc) + hint) from None
     if not robot.links:
-        raise URDFError("the URDF has no <link>")
+        raise URDFError(f"/robot: the URDF has no <link>{hint}")
     return robot
 
 
@@ -174,12 +203,13 @@ def _dynamics_only(root):
 def _check_duplicates(root) -> None:
     for tag in ("link", "joint"):
         seen = set()
-        for elem in root.findall(tag):
+        for index, elem in enumerate(root.findall(tag), start=1):
             name = elem.get("name")
             if name is None:
-                raise URDFError(f"a <{tag}> has no name attribute")
+                raise URDFError(f"/robot/{tag}[{index}]: a <{tag}> has no name attribute")
             if name in seen:
-                raise URDFError(f"duplicate {tag} name '{name}'")
+                path = urdf_checks.element_path("robot", f"{tag}[@name='{name}']")
+                raise URDFError(f"{path}: duplicate {tag} name '{name}'")
             seen.add(name)
 
 
@@ -232,7 +262,7 @@ def _pose(origin, what: str) -> tuple[np.ndarray, np.ndarray]:
     xyz = np.array(origin.xyz if origin.xyz is not None else (0, 0, 0), dtype=float)
     rpy = np.array(origin.rpy if origin.rpy is not None else (0, 0, 0), dtype=float)
     if xyz.shape != (3,) or rpy.shape != (3,) or not np.all(np.isfinite(np.r_[xyz, rpy])):
-        raise URDFError(f"{what} has a non-finite or malformed <origin> (xyz={xyz}, rpy={rpy})")
+        raise URDFError(f"{what}/origin: non-finite or malformed <origin> (xyz={xyz}, rpy={rpy})")
     return rpy_matrix(rpy), xyz
 
 
@@ -249,20 +279,20 @@ def _link_inertia(link) -> tuple[float, np.ndarray, np.ndarray] | None:
     inertial = link.inertial
     if inertial is None:
         return None
-    what = f"link '{link.name}'"
+    what = urdf_checks.link_path(link.name, "inertial")
     mass = inertial.mass
     if mass is None:
         raise URDFError(f"{what}: <inertial> has no <mass>")
     mass = float(mass)
     if not math.isfinite(mass):
-        raise URDFError(f"{what}: mass is not finite ({mass})")
+        raise URDFError(f"{what}/mass: mass is not finite ({mass})")
     if mass < 0.0:
-        raise URDFError(f"{what}: negative mass {mass}")
+        raise URDFError(f"{what}/mass: negative mass {mass}")
     tensor = inertial.inertia
     inertia = np.zeros((3, 3)) if tensor is None else np.array(tensor.to_matrix(), dtype=float)
     if not np.all(np.isfinite(inertia)):
-        raise URDFError(f"{what}: inertia is not finite")
-    rot, com = _pose(inertial.origin, f"{what} <inertial>")
+        raise URDFError(f"{what}/inertia: inertia is not finite")
+    rot, com = _pose(inertial.origin, what)
     if mass == 0.0 and not np.any(inertia):
         return None
     # Real URDFs carry point masses and round-off in their tensors: accept positive
@@ -270,9 +300,10 @@ def _link_inertia(link) -> tuple[float, np.ndarray, np.ndarray] | None:
     eig = np.linalg.eigvalsh(inertia)
     if eig[0] < -(1e-6 * abs(eig[2]) + 1e-7):
         raise URDFError(
-            f"{what}: inertia is not positive definite (principal moments "
+            f"{what}/inertia: inertia is not positive definite (principal moments "
             f"{np.array2string(eig, precision=6)})"
         )
+    urdf_checks.warn_if_not_rigid_body(urdf_checks.link_path(link.name), eig)
     return mass, com, rot @ inertia @ rot.T
 
 
@@ -334,38 +365,187 @@ def _joint_axis(joint) -> np.ndarray:
     axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
     norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
     if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
-        raise URDFError(f"joint '{joint.name}' has an invalid axis {axis}")
+        raise URDFError(f"{urdf_checks.joint_path(joint.name, 'axis')}: invalid axis {axis}")
     return axis / norm
 
 
-def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
+def _check_locked_argument(locked_joints) -> dict[str, float]:
+    """{name: finite position}; ValueError naming the joint otherwise."""
+    if locked_joints is None:
+        return {}
+    if not isinstance(locked_joints, Mapping):
+        raise ValueError(
+            "locked_joints must be a mapping of joint name to position, "
+            f"got {type(locked_joints).__name__}"
+        )
+    out = {}
+    for name, value in locked_joints.items():
+        if not isinstance(name, str):
+            raise ValueError(f"locked_joints: joint names must be strings, got {name!r}")
+        try:
+            position = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"locked_joints: the position of joint '{name}' must be a number, got {value!r}"
+            ) from None
+        if not math.isfinite(position):
+            raise ValueError(f"locked_joints: the position of joint '{name}' is not finite")
+        out[name] = position
+    return out
+
+
+def _mimic_tag(joint) -> tuple[str, float, float]:
+    """(leader, multiplier, offset) of a <mimic> tag, defaults 1 and 0."""
+    tag = joint.mimic
+    multiplier = 1.0 if tag.multiplier is None else float(tag.multiplier)
+    offset = 0.0 if tag.offset is None else float(tag.offset)
+    if not (math.isfinite(multiplier) and math.isfinite(offset)):
+        raise URDFError(
+            f"joint '{joint.name}' has a <mimic> with a non-finite multiplier or offset"
+        )
+    return tag.joint, multiplier, offset
+
+
+def _resolve_mimics(joints: dict) -> dict[str, tuple[str, float, float]]:
+    """Mimic joint -> (independent leader, multiplier, offset), chains resolved.
+
+    A <mimic> on a fixed joint is ignored (nothing moves: Talos' URDFs carry such
+    tags); a leader that is unknown, fixed, floating or planar, a floating or
+    planar mimic joint and a cycle are URDFErrors naming the joints.
+    """
+    direct = {}
+    for joint in joints.values():
+        if joint.mimic is None or joint.type == "fixed":
+            continue
+        leader, multiplier, offset = _mimic_tag(joint)
+        if joint.type in ("floating", "planar"):
+            raise URDFError(
+                f"joint '{joint.name}' is {joint.type} and has a <mimic>: only revolute, "
+                "continuous and prismatic joints can mimic"
+            )
+        if leader not in joints:
+            raise URDFError(f"joint '{joint.name}' mimics unknown joint '{leader}'")
+        kind = joints[leader].type
+        if kind == "fixed":
+            raise URDFError(f"joint '{joint.name}' mimics fixed joint '{leader}'")
+        if kind in ("floating", "planar"):
+            raise URDFError(
+                f"joint '{joint.name}' mimics {kind} joint '{leader}': only revolute, "
+                "continuous and prismatic joints can be mimicked"
+            )
+        direct[joint.name] = (leader, multiplier, offset)
+    resolved = {}
+    for name in direct:
+        path = [name]
+        leader, multiplier, offset = direct[name]
+        while leader in direct:  # q_a = m1 (m2 q_c + o2) + o1
+            if leader in path:
+                cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader) :], leader])
+                raise URDFError(f"mimic joints form a cycle: {cycle}")
+            path.append(leader)
+            nxt, m2, o2 = direct[leader]
+            multiplier, offset = multiplier * m2, multiplier * o2 + offset
+            leader = nxt
+        resolved[name] = (leader, multiplier, offset)
+    return resolved
+
+
+def _resolve_locks(
+    joints: dict, locked: dict[str, float], mimics: dict[str, tuple[str, float, float]]
+) -> dict[str, float]:
+    """Every joint to weld, with its position: the requested ones plus their mimic joints."""
+    for name, position in locked.items():
+        if name not in joints:
+            raise ValueError(f"locked_joints: unknown joint '{name}'")
+        kind = joints[name].type
+        if kind == "fixed":
+            raise ValueError(f"locked_joints: joint '{name}' is fixed already")
+        if kind in ("floating", "planar"):
+            raise ValueError(
+                f"locked_joints: joint '{name}' is {kind}; locking multi-DoF joints is not "
+                "supported (use root_joint='fixed' to weld the root, or lock single-DoF joints)"
+            )
+    out = dict(locked)
+    for name, (leader, multiplier, offset) in mimics.items():
+        if leader in locked:
+            position = multiplier * locked[leader] + offset
+            if name in locked and abs(locked[name] - position) > LOCK_TOLERANCE * max(
+                1.0, abs(position)
+            ):
+                raise ValueError(
+                    f"locked_joints: joint '{name}' mimics '{leader}' and must be locked at "
+                    f"{position!r} (multiplier x {locked[leader]!r} + offset), not {locked[name]!r}"
+                )
+            out[name] = position
+        elif name in locked:
+            raise ValueError(
+                f"locked_joints: joint '{name}' mimics '{leader}', which is not locked; lock "
+                f"'{leader}' (its mimic joints follow) or use mimic='independent'"
+            )
+    return out
+
+
+def _locked_pose(joint, position: float) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed pose parent -> child of a joint welded at ``position``."""
+    origin = _pose(joint.origin, f"joint '{joint.name}'")
+    axis = _joint_axis(joint)
+    if joint.type == "prismatic":
+        return _compose(origin, (np.eye(3), axis * position))
+    return _compose(origin, (_axis_rotation(axis, position), np.zeros(3)))
+
+
+def _axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues: rotation by ``angle`` about the unit vector ``axis``."""
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
+
+
+def _build(
+    robot,
+    gravity: np.ndarray,
+    root_joint: str = "fixed",
+    follow_mimic: bool = False,
+    locked: dict[str, float] | None = None,
+) -> Model:
     links = {link.name: link for link in robot.links}
     children: dict[str, list] = {}
     parent_joint: dict[str, str] = {}
     for joint in robot.joints:
-        what = f"joint '{joint.name}'"
+        what = urdf_checks.joint_path(joint.name)
         if joint.type not in SUPPORTED_TYPES:
             raise URDFError(
                 f"{what} has type '{joint.type}', which is not supported "
                 f"(supported: {', '.join(SUPPORTED_TYPES)})"
             )
         if joint.parent not in links:
-            raise URDFError(f"{what} refers to unknown parent link '{joint.parent}'")
+            raise URDFError(f"{what}/parent: refers to unknown parent link '{joint.parent}'")
         if joint.child not in links:
-            raise URDFError(f"{what} refers to unknown child link '{joint.child}'")
+            raise URDFError(f"{what}/child: refers to unknown child link '{joint.child}'")
         if joint.child in parent_joint:
             raise URDFError(
-                f"link '{joint.child}' is the child of several joints: "
+                f"{what}/child: link '{joint.child}' is the child of several joints: "
                 f"'{parent_joint[joint.child]}' and '{joint.name}'"
             )
         parent_joint[joint.child] = joint.name
         children.setdefault(joint.parent, []).append(joint)
 
+    by_name = {joint.name: joint for joint in robot.joints}
+    mimics = _resolve_mimics(by_name) if follow_mimic else {}
+    if root_joint != "fixed" and ROOT_JOINT_NAME in (locked or {}):
+        raise ValueError(
+            f"locked_joints: joint '{ROOT_JOINT_NAME}' is {root_joint}; locking multi-DoF "
+            "joints is not supported (use root_joint='fixed' to weld the root)"
+        )
+    welded = _resolve_locks(by_name, locked or {}, mimics)
+    mimics = {name: tag for name, tag in mimics.items() if name not in welded}
+
     roots = [name for name in links if name not in parent_joint]
     if len(roots) > 1:
-        raise URDFError(f"the URDF has several root links: {', '.join(repr(r) for r in roots)}")
+        raise URDFError(
+            f"/robot: the URDF has several root links: {', '.join(repr(r) for r in roots)}"
+        )
     if not roots:
-        raise URDFError("the URDF has no root link: its joints form a cycle")
+        raise URDFError("/robot: the URDF has no root link: its joints form a cycle")
     root = roots[0]
 
     identity = (np.eye(3), np.zeros(3))
@@ -391,7 +571,13 @@ def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
         joint = stack.pop()
         stack.extend(reversed(children.get(joint.child, [])))
         link_name = joint.parent
-        origin = _pose(joint.origin, f"joint '{joint.name}'")
+        if joint.name in welded:
+            owner[joint.child] = owner[link_name]
+            in_body[joint.child] = _compose(
+                in_body[link_name], _locked_pose(joint, welded[joint.name])
+            )
+            continue
+        origin = _pose(joint.origin, urdf_checks.joint_path(joint.name))
         joint_pose = _compose(in_body[link_name], origin)
         if joint.type == "fixed":
             owner[joint.child] = owner[link_name]
@@ -409,13 +595,13 @@ def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
     unreachable = sorted(set(links) - set(owner))
     if unreachable:
         raise URDFError(
-            f"links not connected to the root '{root}' (a cycle?): {', '.join(unreachable)}"
+            f"/robot: links not connected to the root '{root}' (a cycle?): {', '.join(unreachable)}"
         )
 
     n = len(rows.names)
     if n == 0:
         raise URDFError(
-            "the robot has no revolute, continuous, prismatic, planar or floating joint: "
+            "/robot: the robot has no revolute, continuous, prismatic, planar or floating joint: "
             "no dynamics to compute"
         )
     bodies = [_BodyInertia() for _ in range(n)]
@@ -450,4 +636,6 @@ def _build(robot, gravity: np.ndarray, root_joint: str = "fixed") -> Model:
         gravity=gravity,
         position_names=tuple(rows.position_names),
         root_joint=root_joint,
+        mimic=tuple((name, *mimics[name]) for name in rows.names if name in mimics),
+        locked_joints=tuple(sorted(welded.items())),
     )

@@ -68,6 +68,7 @@ from .joint_state_buffer import (
     resolve_request,
     stamp_problem,
 )
+from .mimic_check import MimicCheck
 from .observer_feed import PAUSED, RESET_BACKWARDS, RESET_GAP, ObserverFeed
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
 from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note
@@ -96,7 +97,8 @@ class _Model:
     in `msg`, so the kernels write straight into the message that is published.
     """
 
-    def __init__(self, dyn, service_dyn, urdf: str, base_state_timeout: float):
+    def __init__(self, dyn, service_dyn, urdf: str, base_state_timeout: float,
+                 mimic_tolerance: float):  # fmt: skip
         self.dyn = dyn
         self.service_dyn = service_dyn  # separate instance: services never touch dyn
         self.service_lock = threading.Lock()
@@ -111,7 +113,12 @@ class _Model:
         nqb, nvb = BASE_SIZES[self.root_joint]
         self.position_names = tuple(dyn.position_names) if nvb else ()
         self.measured_names = self.joint_names[nvb:]  # the joints read from joint_states
-        self.buffer = JointStateBuffer(self.measured_names)
+        # Mimic joints that follow their leader: tracked in joint_states, checked, never used.
+        self.mimic = dyn.mimic_joints
+        self.buffer = JointStateBuffer(self.measured_names, extra_names=tuple(self.mimic))
+        self.mimic_check = (
+            MimicCheck(self.buffer, self.mimic, mimic_tolerance) if self.mimic else None
+        )
         self.base = (
             BaseStateBuffer(self.root_joint, dyn.root_link, base_state_timeout) if nvb else None
         )
@@ -351,6 +358,10 @@ class CoriolisNode(Node):
             self._make_diag_timer()
         if "inline_tick_share" in changed:
             self._inline_share = float(self._p["inline_tick_share"])
+        if "mimic_tolerance" in changed:
+            model = self._model
+            if model is not None and model.mimic_check is not None:
+                model.mimic_check.tolerance = float(self._p["mimic_tolerance"])
         if "warning_period" in changed:
             self._throttle.period = self._p["warning_period"]
         if changed & {"observer_enabled", "observer_gain"}:
@@ -450,7 +461,9 @@ class CoriolisNode(Node):
             return
         root_joint = self._p["root_joint"]
         try:
-            dyn = Dynamics.from_urdf(urdf, gravity=self._gravity, root_joint=root_joint)
+            dyn = Dynamics.from_urdf(
+                urdf, gravity=self._gravity, root_joint=root_joint, mimic=self._p["mimic"]
+            )
         except URDFError as exc:
             self._report_bad_description(source, str(exc))
             return
@@ -471,7 +484,13 @@ class CoriolisNode(Node):
         start = time.perf_counter()
         dyn.warmup()
         service_dyn.warmup()
-        model = _Model(dyn, service_dyn, urdf, float(self._p["base_state_timeout"]))
+        model = _Model(
+            dyn,
+            service_dyn,
+            urdf,
+            float(self._p["base_state_timeout"]),
+            float(self._p["mimic_tolerance"]),
+        )
         model.out.q[:] = dyn.neutral()  # a valid configuration (unit quaternion) to warm up on
         model.out.compute(model.dyn)  # one real tick on the new buffers, off the tick path
         model.feed = self._make_feed(model)
@@ -498,6 +517,11 @@ class CoriolisNode(Node):
             root = (
                 f"root link '{dyn.root_link}' on a {model.root_joint} joint "
                 f"(base state from {topic}, nav_msgs/Odometry)"
+            )
+        if model.mimic:
+            root += (
+                f"; {len(model.mimic)} mimic joint(s) follow their leader (left out of "
+                f"joint_names; checked in joint_states, never used): {name_list(model.mimic)}"
             )
         self.get_logger().info(
             f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s (from {source}); {root}"
@@ -759,6 +783,9 @@ class CoriolisNode(Node):
             stale = buffer.stale(start, timeout)
             stale_velocity = buffer.stale_velocity(start, timeout)
             base_wait = ""
+            mimic_off = None
+            if model.mimic_check is not None and buffer.extra_pending:
+                mimic_off = model.mimic_check.check()  # before take, which clears the flag
             if buffer.pending == 0:
                 take = None
             else:
@@ -791,6 +818,17 @@ class CoriolisNode(Node):
                 "stale-velocity",
                 f"joint_states without velocity for more than {timeout:g} s for "
                 f"{name_list(stale_velocity)}: still using their last velocity",
+                start,
+            )
+        if mimic_off:
+            worst = ", ".join(
+                f"'{name}' = {value:.6g} (its leader implies {implied:.6g})"
+                for name, value, implied in mimic_off[:5]
+            )
+            self._warn(
+                "mimic",
+                f"joint_states: mimic joint(s) off their leader by more than mimic_tolerance "
+                f"{model.mimic_check.tolerance:g}: {worst}; not used (the leader's value is)",
                 start,
             )
         if take is None:

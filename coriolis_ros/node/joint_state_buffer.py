@@ -134,7 +134,7 @@ class _Layout:
     """
 
     __slots__ = ("names", "model_idx", "msg_idx", "unknown", "identity", "scratch", "gather",
-                 "unknown_warned")
+                 "unknown_warned", "has_extra")
 
     def __init__(self, names: list, index: dict, n_model: int):
         model_idx, msg_idx, unknown = [], [], []
@@ -152,6 +152,7 @@ class _Layout:
         self.unknown_warned = not unknown
         # The message lists exactly the model's joints in model order: copy as a whole.
         self.identity = len(names) == n_model and model_idx == list(range(n_model))
+        self.has_extra = any(i >= n_model for i in model_idx)  # tracked extra names
         self.scratch = np.empty(len(names))  # |values| for the range check
         self.gather = np.empty(len(model_idx))  # message values of model joints
 
@@ -167,21 +168,32 @@ class JointStateBuffer:
     name (duplicates) and gets a layout (bounded: cleared past _MAX_LAYOUTS).
     """
 
-    def __init__(self, joint_names):
+    def __init__(self, joint_names, extra_names=()):
         self.joint_names = tuple(joint_names)
+        self.extra_names = tuple(extra_names)
         self.n = len(self.joint_names)
-        self._index = {name: i for i, name in enumerate(self.joint_names)}
-        self.position = np.zeros(self.n)
-        self.velocity = np.zeros(self.n)
-        self.has_position = np.zeros(self.n, dtype=bool)
-        self.has_velocity = np.zeros(self.n, dtype=bool)
+        names = self.joint_names + self.extra_names
+        self._index = {name: i for i, name in enumerate(names)}
+        # Storage for the model's joints, then the extra names (e.g. mimic joints: tracked to be
+        # checked, never part of the state); the model's part is a view of the first n entries.
+        m = len(names)
+        self._position, self._velocity = np.zeros(m), np.zeros(m)
+        self._has_position, self._has_velocity = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
+        self._updated, self._velocity_updated = np.full(m, math.inf), np.full(m, math.inf)
+        self.position, self.velocity = self._position[: self.n], self._velocity[: self.n]
+        self.has_position = self._has_position[: self.n]
+        self.has_velocity = self._has_velocity[: self.n]
+        self.updated = self._updated[: self.n]  # receive time of each joint's last value
+        self.velocity_updated = self._velocity_updated[: self.n]  # ... of its last velocity
         # Effort of each joint from the newest message naming it; NaN when that message had
-        # none (or NaN there). effort_complete: every joint has a finite one.
-        self.effort = np.full(self.n, math.nan)
+        # none (or NaN there). effort_complete: every model joint has a finite one.
+        self._effort = np.full(m, math.nan)
+        self.effort = self._effort[: self.n]
         self.effort_complete = False
         self._effort_finite = np.zeros(self.n, dtype=bool)
-        self.updated = np.full(self.n, math.inf)  # receive time of each joint's last value
-        self.velocity_updated = np.full(self.n, math.inf)  # ... of its last velocity
+        self.extra_position = self._position[self.n :]
+        self.extra_has_position = self._has_position[self.n :]
+        self.extra_pending = False  # an extra name's value arrived since the last take
         self._complete = self.n == 0
         self._all_velocity = self.n == 0
         self.stamp = None
@@ -286,20 +298,22 @@ class JointStateBuffer:
             gather = layout.gather
             if has_effort:
                 np.take(effort, layout.msg_idx, out=gather, mode="clip")
-                self.effort[model_idx] = gather
+                self._effort[model_idx] = gather
             else:
-                self.effort[model_idx] = math.nan
+                self._effort[model_idx] = math.nan
             np.take(position, layout.msg_idx, out=gather, mode="clip")
-            self.position[model_idx] = gather
+            self._position[model_idx] = gather
             if len(velocity):
                 np.take(velocity, layout.msg_idx, out=gather, mode="clip")
-                self.velocity[model_idx] = gather
-                if not self._all_velocity:
-                    self.has_velocity[model_idx] = True
-                self.velocity_updated[model_idx] = now
-            if not self._complete:
-                self.has_position[model_idx] = True
-            self.updated[model_idx] = now
+                self._velocity[model_idx] = gather
+                if not self._all_velocity or layout.has_extra:
+                    self._has_velocity[model_idx] = True
+                self._velocity_updated[model_idx] = now
+            if not self._complete or layout.has_extra:
+                self._has_position[model_idx] = True
+            self._updated[model_idx] = now
+            if layout.has_extra:
+                self.extra_pending = True
         if not self._complete:
             self._complete = bool(self.has_position.all())
         if not self._all_velocity:
@@ -320,6 +334,7 @@ class JointStateBuffer:
         When some joint has no position yet, nothing is copied and `missing` names them.
         """
         pending, self.pending = self.pending, 0
+        self.extra_pending = False
         if not self._complete:
             return TakeResult(self.stamp, pending, self.receive_time, missing=self.missing())
         q_out[:] = self.position
@@ -358,13 +373,13 @@ class JointStateBuffer:
             i = self._index.get(name)
             if i is None:
                 continue
-            self.position[i] = other.position[j]
-            self.velocity[i] = other.velocity[j]
-            self.has_position[i] = other.has_position[j]
-            self.has_velocity[i] = other.has_velocity[j]
-            self.effort[i] = other.effort[j]
-            self.updated[i] = other.updated[j]
-            self.velocity_updated[i] = other.velocity_updated[j]
+            self._position[i] = other._position[j]
+            self._velocity[i] = other._velocity[j]
+            self._has_position[i] = other._has_position[j]
+            self._has_velocity[i] = other._has_velocity[j]
+            self._effort[i] = other._effort[j]
+            self._updated[i] = other._updated[j]
+            self._velocity_updated[i] = other._velocity_updated[j]
         self._complete = bool(self.has_position.all())
         self._all_velocity = bool(self.has_velocity.all())
         self.effort_complete = bool(np.isfinite(self.effort).all())

@@ -69,6 +69,25 @@ PARAMETERS = (
         constraints="fixed, floating or planar",
     ),
     ParamSpec(
+        "mimic",
+        "follow",
+        "URDF mimic joints. follow: each follows its leader and every output is over the "
+        "independent joints only (joint_names leaves mimic joints out); joint_states may carry "
+        "mimic joints or not: their values are checked against the leader (mimic_tolerance), "
+        "never used. independent: mimic joints are degrees of freedom of their own.",
+        read_only=True,
+        constraints="follow or independent",
+    ),
+    ParamSpec(
+        "mimic_tolerance",
+        1e-3,
+        "mimic: follow. A mimic joint's value in joint_states that differs from multiplier * "
+        "leader + offset by more than this (rad or m) gets a throttled warning (it is never "
+        "used either way).",
+        minimum=0.0,
+        maximum=1e3,
+    ),
+    ParamSpec(
         "base_state_timeout",
         0.1,
         "Floating or planar base: largest difference in seconds between a joint state's stamp "
@@ -195,6 +214,7 @@ PARAMETERS = (
 
 EXECUTORS = ("events", "single")
 ROOT_JOINTS = ("fixed", "floating", "planar")
+MIMIC_MODES = ("follow", "independent")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
@@ -218,6 +238,10 @@ def validate(name: str, value) -> str | None:
             return f"robot_description_file: no such file: {value}"
         if value and not os.access(value, os.R_OK):
             return f"robot_description_file: not readable: {value}"
+        return None
+    if name == "mimic":
+        if value not in MIMIC_MODES:
+            return f"mimic must be one of {', '.join(MIMIC_MODES)}, got {value!r}"
         return None
     if name == "root_joint":
         if value not in ROOT_JOINTS:

@@ -8,6 +8,11 @@ note: Pinocchio's variant), so the congruence transforms of lines 17, 24 and
     F3 = BC^T Phi = (P^T phi_w + L x phi_u, 0),
 
 and only its top half is kept.
+
+The sweep can also write through a change of coordinates with a constant A whose
+rows have one nonzero each (mimic joints, :mod:`.coordinate_change`): every
+entry X_ij it computes is added, times m_i m_j, to Xbar[col(i), col(j)], which
+is Xbar = A^T X A without a full-size intermediate (each (i, j) is written once).
 """
 
 from ..model import MF_PARENT
@@ -29,6 +34,7 @@ from .spatial import (
     WS_V,
     add_rows,
     body_factor,
+    body_step,
     cross,
     dot3,
     dot6,
@@ -48,6 +54,33 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         return SIZE_OUT
     if not disjoint(M, Mdot, C):
         return OVERLAP
+    sweep(mf, q, qd, ws, M, Mdot, C, q, -1)
+    return 0
+
+
+@body_step
+def coordinate(amap, a0, i):
+    """(i, 1), or through the map (a0 >= 0: (column, multiplier) pairs at amap[a0:])
+    the reduced column of row i and its multiplier."""
+    if a0 < 0:
+        return i, 1.0
+    return int(amap[a0 + 2 * i]), amap[a0 + 2 * i + 1]
+
+
+@body_step
+def put(X, i, j, w, value, mapped):
+    """X[i, j] = value, or X[i, j] += w value through the map."""
+    if mapped:
+        X[i, j] += w * value
+    else:
+        X[i, j] = value
+
+
+@body_step
+def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0):
+    """Algorithm 1 on checked inputs, into (A^T) M (A) etc. (see :func:`put`)."""
+    n = mf.shape[0]
+    mapped = a0 >= 0
     for i in range(n):  # lines 2-7, with IC_i = I_i written by place_body
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)  # lines 3-4
@@ -62,8 +95,8 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         ws[i, WS_BP + 6], ws[i, WS_BP + 7], ws[i, WS_BP + 8] = p20, p21, p22
         ws[i, WS_BL], ws[i, WS_BL + 1], ws[i, WS_BL + 2] = lx, ly, lz
 
-    for r in range(n):
-        for c in range(n):
+    for r in range(M.shape[0]):
+        for c in range(M.shape[0]):
             M[r, c] = 0.0
             Mdot[r, c] = 0.0
             C[r, c] = 0.0
@@ -96,14 +129,17 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         f31 = p01 * sw0 + p11 * sw1 + p21 * sw2 + k1
         f32 = p02 * sw0 + p12 * sw1 + p22 * sw2 + k2
 
+        cj, mj = coordinate(amap, a0, j)
+        w = mj * mj
         cjj = dot6(ws, j, WS_S, f10, f11, f12, f13, f14, f15)  # line 12
-        C[j, j] = cjj
-        M[j, j] = dot6(ws, j, WS_S, f20, f21, f22, f23, f24, f25)  # line 13
-        Mdot[j, j] = (  # line 14
+        put(C, cj, cj, w, cjj, mapped)
+        put(M, cj, cj, w, dot6(ws, j, WS_S, f20, f21, f22, f23, f24, f25), mapped)  # line 13
+        mdjj = (  # line 14
             dot6(ws, j, WS_SD, f20, f21, f22, f23, f24, f25)
             + cjj
             + dot3(ws, j, WS_S, f30, f31, f32)
         )
+        put(Mdot, cj, cj, w, mdjj, mapped)
         i = int(mf[j, MF_PARENT])
         while i >= 0:  # lines 16-23 (no transform in world coordinates)
             cij = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
@@ -111,15 +147,16 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
                 ws, i, WS_S, f30, f31, f32
             )
             mij = dot6(ws, i, WS_S, f20, f21, f22, f23, f24, f25)
-            C[i, j] = cij
-            C[j, i] = cji
-            M[i, j] = mij
-            M[j, i] = mij
-            Mdot[i, j] = cij + cji
-            Mdot[j, i] = cij + cji
+            ci, mi = coordinate(amap, a0, i)
+            w = mi * mj
+            put(C, ci, cj, w, cij, mapped)
+            put(C, cj, ci, w, cji, mapped)
+            put(M, ci, cj, w, mij, mapped)
+            put(M, cj, ci, w, mij, mapped)
+            put(Mdot, ci, cj, w, cij + cji, mapped)
+            put(Mdot, cj, ci, w, cij + cji, mapped)
             i = int(mf[i, MF_PARENT])
         b = int(mf[j, MF_PARENT])
         if b >= 0:  # lines 24-25
             add_rows(ws, b, j, WS_IC, 10)
             add_rows(ws, b, j, WS_BP, 12)
-    return 0

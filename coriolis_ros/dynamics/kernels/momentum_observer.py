@@ -19,7 +19,15 @@ composite mass and first moment and a_0 = (0, -g).  C qd (an RNEA force pass) is
 import math
 
 from ..model import MF_PARENT
-from .kinematics import SIZE_WS, check_inputs, move_body, place_body
+from .kinematics import (
+    BAD_QDD,
+    SIZE_QDD,
+    SIZE_WS,
+    all_finite,
+    check_inputs,
+    move_body,
+    place_body,
+)
 from .spatial import WS_H, WS_IC, WS_S, WS_SD, WS_V, add_rows, cross, dot6, inertia_times, kernel
 
 # Rows of the observer's state array (5, n).
@@ -73,4 +81,32 @@ def observer_update(mf, gravity, q, qd, tau, ws, state, dt):
         if b >= 0:
             add_rows(ws, b, j, WS_H, 6)
             add_rows(ws, b, j, WS_IC, 4)
+    return 0
+
+
+@kernel
+def observer_step(p, ctqd, g, tau, state, dt):
+    """The same update from p, C^T qd and g computed elsewhere (a model with mimic joints:
+    its reduced terms come from the reduced kernels).  Returns 0 or a status code."""
+    n = state.shape[1]
+    if state.shape[0] != 5 or p.shape[0] != n or ctqd.shape[0] != n or g.shape[0] != n:
+        return SIZE_WS
+    if tau.shape[0] != n:
+        return SIZE_QDD
+    if not all_finite(tau):
+        return BAD_QDD
+    for j in range(n):
+        w = tau[j] + ctqd[j] - g[j]
+        if dt == 0.0:
+            state[ST_R, j] = 0.0
+        else:
+            a = -math.expm1(-state[ST_GAIN, j] * dt)
+            state[ST_R, j] = (
+                (1.0 - a) * state[ST_R, j]
+                + (a / dt) * (p[j] - state[ST_P, j])
+                - a * 0.5 * (w + state[ST_W, j])
+            )
+        state[ST_P, j] = p[j]
+        state[ST_W, j] = w
+        state[ST_OUT, j] = state[ST_R, j]
     return 0

@@ -46,6 +46,11 @@ kernel = njit(**_OPTIONS)
 long_kernel = njit(nogil=True, **_OPTIONS)
 # Per-body steps called inside the kernels' own loops.
 body_step = kernel
+# With the runtime: for code that returns views of its arguments' storage (the mimic
+# reduction's buffers in the workspace's extra rows), which the runtime must track.
+_VIEW_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "_nrt"}
+view_kernel = njit(**_VIEW_OPTIONS)
+long_view_kernel = njit(nogil=True, **_VIEW_OPTIONS)
 
 
 @kernel

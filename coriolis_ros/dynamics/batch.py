@@ -1,0 +1,227 @@
+"""The batched calls of :class:`~coriolis_ros.dynamics.Dynamics`: many states per call.
+
+``dyn.coriolis_batch(Q, V)`` is ``dyn.coriolis(Q[t], V[t])`` for every row ``t``,
+computed in parallel over the rows by Numba threads (``numba.set_num_threads`` chooses
+how many): the rows are cut into contiguous chunks, up to 8 per thread, handed out one at
+a time, each computed on a workspace of its own (allocated once per instance).  Row ``t``
+of every result is bitwise equal to the single-state call on row ``t``.
+
+Shapes, for T states: ``Q`` (T, nq), ``V`` and ``A`` (T, nv); vectors come back
+as (T, n), matrices as (T, n, n), the Christoffel symbols as (T, n, n, n).
+
+Validation is the single-state one, per row: wrong shapes and a NaN, infinite or
+huge (beyond ±1e50) entry raise ``ValueError``, the latter naming the first bad
+row (``"V row 17 has a NaN ..."``) before anything is computed.  ``out=`` takes
+preallocated arrays (float64, C-contiguous, writeable, the right shapes).
+
+Each call is a pure function of its arrays, so the batches can be cut anywhere
+(chunks of a long recording, Dask tasks): results do not depend on the cut.
+
+Numba's OpenMP layer is asked to let idle threads sleep (``OMP_WAIT_POLICY=PASSIVE``
+unless the environment says otherwise).  One batch runs at a time per process (a lock
+around the parallel launch): each already uses every Numba thread, and Numba's
+``workqueue`` threading layer must not be entered from two threads at once.  The
+per-chunk workspaces belong to the :class:`Dynamics` instance, so, as for the
+single-state calls, one instance is not for several threads at once
+(:meth:`Dynamics.clone`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+from numba import config as numba_config
+from numba import get_num_threads, set_parallel_chunksize, types
+
+from .kernels import batch as _kb
+from .kernels.kinematics import (
+    BAD_Q,
+    BAD_QD,
+    BAD_QDD,
+    BAD_QUATERNION,
+    MAX_ABS,
+    MIN_QUATERNION_NORM,
+    OVERLAP,
+    SIZE_OUT,
+    SIZE_Q,
+)
+
+_F64 = np.dtype(np.float64)
+_LAUNCH = threading.Lock()
+
+# With Numba's OpenMP threading layer, idle worker threads would otherwise spin for a while
+# after each batch, taking CPU from the rest of the process (a ROS node's callbacks) and from
+# other processes; on a loaded 2-core machine that made batches several times slower.  Only
+# a default: it takes effect if set before OpenMP is loaded (the first parallel batch), and
+# an OMP_WAIT_POLICY chosen by the user wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+_RF1 = types.Array(types.float64, 1, "C", readonly=True)
+_RF2 = types.Array(types.float64, 2, "C", readonly=True)
+_F2 = types.Array(types.float64, 2, "C")
+_F3 = types.Array(types.float64, 3, "C")
+_F4 = types.Array(types.float64, 4, "C")
+_I = types.int64
+# name (as in api._SIGNATURES) -> (batch kernel, its argument types after the per-state kernel)
+_SIGNATURES = {
+    "coriolis": (_kb.coriolis_batch, (_RF2, _F2, _F2, _F3, _I, _F3, _F3, _F3)),
+    "christoffel": (_kb.christoffel_batch, (_RF2, _F2, _F3, _I, _F4)),
+    "coriolis_vectors": (_kb.coriolis_vectors_batch, (_RF2, _F2, _F2, _F3, _I, _F2, _F2, _F2)),
+    "inverse_dynamics": (_kb.inverse_dynamics_batch, (_RF2, _RF1, _F2, _F2, _F2, _F3, _I, _F2)),
+    "gravity": (_kb.gravity_batch, (_RF2, _RF1, _F2, _F3, _I, _F2)),
+}
+
+
+class _PerState:
+    """A compiled per-state kernel as a first-class function: its native address and signature.
+
+    Numba types this object as ``FunctionType(signature)`` (its ``_numba_type_``) and calls
+    the address (Numba's wrapper address protocol): the machine code the single-state call
+    runs, never a copy inlined into the batch loop.  Passing the dispatcher itself also works,
+    but Numba then looks the address up on every call (about 1.5 ms); a
+    ``WrapperAddressProtocol`` subclass costs 10 us of typing per call, this 2 us.
+    """
+
+    def __init__(self, dispatcher):
+        (argtypes,) = dispatcher.signatures
+        result = dispatcher.overloads[argtypes]
+        self._signature = types.int64(*argtypes)
+        self._numba_type_ = types.FunctionType(self._signature)
+        self._address = result.library.get_pointer_to_function(
+            result.fndesc.llvm_cfunc_wrapper_name
+        )
+        self._dispatcher = dispatcher  # keeps the machine code alive
+
+    def __wrapper_address__(self, *_) -> int:
+        return self._address
+
+    def signature(self):
+        return self._signature
+
+
+class _Kernels:
+    """Each batch kernel, compiled (or loaded from the on-disk cache) on first use, then frozen,
+    with the per-state kernel it calls: ``_K.coriolis`` is ``(batch kernel, per-state kernel)``.
+    """
+
+    _lock = threading.Lock()
+
+    def __getattr__(self, name: str):
+        if name not in _SIGNATURES:
+            raise AttributeError(name)
+        with self._lock:
+            if name not in self.__dict__:
+                from .api import _K as _PER_STATE
+
+                per_state = _PerState(getattr(_PER_STATE, name))
+                dispatcher, argtypes = _SIGNATURES[name]
+                kern = types.FunctionType(per_state.signature())
+                dispatcher.compile(types.int64(kern, *argtypes))
+                dispatcher.disable_compile()
+                self.__dict__[name] = (dispatcher, per_state)
+        return self.__dict__[name]
+
+
+_K = _Kernels()
+
+
+def workspaces(dyn) -> tuple[np.ndarray, int]:
+    """The instance's per-chunk workspaces (allocated on its first batch call), threads in use."""
+    wss = dyn.__dict__.get("_batch_wss")
+    if wss is None:
+        chunks = _kb.CHUNKS_PER_THREAD * max(1, numba_config.NUMBA_NUM_THREADS)
+        wss = np.zeros((chunks, *dyn._ws.shape))
+        dyn._batch_wss = wss
+    return wss, get_num_threads()
+
+
+def rows(x, name: str, width: int) -> np.ndarray:
+    """x as a (T, width) float64 C-contiguous writeable array (x itself when it already is)."""
+    if (
+        type(x) is np.ndarray
+        and x.dtype == _F64
+        and x.ndim == 2
+        and x.flags.c_contiguous
+        and x.flags.writeable
+    ):
+        arr = x
+    else:
+        try:
+            arr = np.array(x, dtype=np.float64, order="C", copy=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a (T, {width}) array of numbers: {exc}") from None
+    if arr.ndim != 2 or arr.shape[1] != width:
+        raise ValueError(f"{name} must have shape (T, {width}), got {arr.shape}")
+    return arr
+
+
+def same_rows(named: dict) -> int:
+    counts = {name: arr.shape[0] for name, arr in named.items()}
+    if len(set(counts.values())) > 1:
+        got = ", ".join(f"{name}: {count}" for name, count in counts.items())
+        raise ValueError(f"{', '.join(counts)} must have the same number of rows, got {got}")
+    return next(iter(counts.values()))
+
+
+def outputs(out, shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
+    """New arrays of these shapes, or ``out`` checked against them."""
+    if out is None:
+        return tuple(np.empty(shape) for shape in shapes)
+    if isinstance(out, np.ndarray):
+        out = (out,)
+    try:
+        out = tuple(out)
+    except TypeError:
+        raise ValueError(f"out must be a tuple of {len(shapes)} arrays") from None
+    if len(out) != len(shapes):
+        raise ValueError(f"out must be a tuple of {len(shapes)} arrays")
+    for arr, shape in zip(out, shapes, strict=True):
+        if not (
+            type(arr) is np.ndarray
+            and arr.dtype == _F64
+            and arr.flags.c_contiguous
+            and arr.flags.writeable
+        ):
+            got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
+            raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
+        if arr.shape != shape:
+            raise ValueError(f"out array has shape {arr.shape}, expected {shape}")
+    return out
+
+
+def launch(name: str, args: list, inputs: tuple[str, ...]) -> None:
+    """Run batch kernel ``name``; a failure status becomes a ValueError naming the row."""
+    kernel, per_state = getattr(_K, name)
+    with _LAUNCH:
+        chunk_size = set_parallel_chunksize(1)  # hand the chunks out one at a time
+        try:
+            status = kernel(per_state, *args)
+        finally:
+            set_parallel_chunksize(chunk_size)
+    if status:
+        fail(status, inputs)
+
+
+def fail(status: int, inputs: tuple[str, ...]) -> None:
+    row, code = divmod(int(status), _kb.ROW)
+    if code in (BAD_Q, BAD_QD, BAD_QDD):
+        raise ValueError(
+            f"{inputs[code - BAD_Q]} row {row} has a NaN, infinite or huge "
+            f"(beyond ±{MAX_ABS:g}) entry"
+        )
+    if code == BAD_QUATERNION:
+        raise ValueError(
+            f"{inputs[0]} row {row} has a zero quaternion (norm below {MIN_QUATERNION_NORM:g}) "
+            "for a floating joint"
+        )
+    if code == OVERLAP:
+        raise ValueError("out arrays must not share memory")
+    if code == SIZE_OUT:
+        raise ValueError("out arrays have the wrong shape")
+    if code == _kb.ROWS:
+        raise ValueError(f"{', '.join(inputs)} must have the same number of rows")
+    if SIZE_Q <= code <= SIZE_Q + 2:
+        raise ValueError(f"{inputs[code - SIZE_Q]} row {row} has the wrong length")
+    raise RuntimeError(f"internal error: batch kernel status {status}")

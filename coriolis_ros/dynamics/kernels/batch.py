@@ -1,0 +1,246 @@
+"""Batched kernels: one per-state kernel applied to T states, in parallel over the states.
+
+Each batch kernel takes the per-state inputs stacked as rows (``Q[t]``, ``V[t]``,
+``A[t]``), the outputs stacked the same way, and a stack of workspaces ``wss``
+(one (n, WS_WIDTH) workspace per chunk of states) and the number of threads in use
+(``numba.get_num_threads()``, read by the caller: called inside a kernel it would
+keep the kernel out of Numba's on-disk cache).  The states are split into
+contiguous chunks (up to CHUNKS_PER_THREAD per thread); chunk ``c`` runs on its own
+workspace ``wss[c]`` and calls the *per-state kernel itself* on every row:
+``kern``, the compiled single-state kernel, passed as a first-class function
+(Numba ``FunctionType``), i.e. called through its address.  Each row therefore
+runs the very machine code a single-state call runs, and the results are
+bitwise equal to a loop of single-state calls.  (A direct call would let LLVM
+inline the per-state kernel into the parallel loop and re-optimize it there:
+inverse dynamics then differed from the single-state call in the last bit,
+presumably from multiply-adds fused differently.)  Nothing is allocated per state.
+
+Validation matches the single-state kernels: the rows are scanned in order
+before anything is computed, and the first bad row is reported as
+``status + ROW * t`` (``status`` one of kinematics.BAD_*), so the caller can name
+row ``t``.  Shape problems are reported like the per-state ones (``SIZE_*``,
+``ROWS``) with ``t = 0``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_WS, all_finite, disjoint
+from .spatial import WS_WIDTH, kernel
+
+# Status encoding: status + ROW * row (status < ROW).
+ROW = 256
+ROWS = 14  # inputs with different numbers of rows (states)
+
+# Same numerical options as the per-state kernels (spatial._OPTIONS), plus prange.
+batch_kernel = njit(
+    cache=True,
+    error_model="numpy",
+    boundscheck=False,
+    fastmath={"contract"},
+    nogil=True,
+    parallel=True,
+)
+
+
+@kernel
+def rows_ok(Q, V, A):
+    """0, or BAD_* + ROW * t for the first row t with a NaN, infinite or huge entry."""
+    for t in range(Q.shape[0]):
+        if not all_finite(Q[t]):
+            return BAD_Q + ROW * t
+        if not all_finite(V[t]):
+            return BAD_QD + ROW * t
+        if not all_finite(A[t]):
+            return BAD_QDD + ROW * t
+    return 0
+
+
+@kernel
+def batch_ok(mf, wss, Q, V, A):
+    """0, or the status of the first problem with the workspaces, the row counts or a row."""
+    n = mf.shape[0]
+    if wss.ndim != 3 or wss.shape[0] < 1 or wss.shape[1] < n or wss.shape[2] != WS_WIDTH:
+        return SIZE_WS
+    T = Q.shape[0]
+    if V.shape[0] != T or A.shape[0] != T:
+        return ROWS
+    return rows_ok(Q, V, A)
+
+
+# Fewer states than this run on the calling thread alone: waking the other threads costs
+# more than they save (tens of microseconds, and milliseconds when the cores are busy).
+MIN_PARALLEL = 16
+# Chunks per thread, handed out one at a time (the caller sets Numba's parallel chunk size
+# to 1): a thread that the OS preempts holds up one small chunk, not half the batch.
+CHUNKS_PER_THREAD = 8
+MIN_ROWS_PER_CHUNK = 8
+
+
+@kernel
+def chunks(threads, T, wss):
+    """The number of chunks: 1 for small batches, else up to CHUNKS_PER_THREAD per thread,
+    at most one per workspace and at least MIN_ROWS_PER_CHUNK states each."""
+    if T < MIN_PARALLEL:
+        return 1
+    k = min(CHUNKS_PER_THREAD * threads, wss.shape[0], T // MIN_ROWS_PER_CHUNK)
+    return max(1, k)
+
+
+@kernel
+def first_status(statuses):
+    for c in range(statuses.shape[0]):
+        if statuses[c]:
+            return statuses[c]
+    return 0
+
+
+@kernel
+def rows_out_ok(T, n, x):
+    """x has T rows of n x n."""
+    return x.shape[0] == T and x.shape[1] == n and x.shape[2] == n
+
+
+@batch_kernel
+def coriolis_batch(kern, mf, Q, V, wss, threads, M, Mdot, C):
+    """M[t], Mdot[t], C[t] = kern(Q[t], V[t]) for every row t (kern: coriolis_matrix)."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, V)
+    if status:
+        return status
+    if not (rows_out_ok(T, n, M) and rows_out_ok(T, n, Mdot) and rows_out_ok(T, n, C)):
+        return SIZE_OUT
+    if not disjoint(M, Mdot, C):
+        return OVERLAP
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def christoffel_batch(kern, mf, Q, wss, threads, Gamma):
+    """Gamma[t] = kern(Q[t]) for every row t (kern: christoffel)."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, Q, Q)
+    if status:
+        return status
+    if Gamma.shape[0] != T or Gamma.shape[1] != n or Gamma.shape[2] != n or Gamma.shape[3] != n:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, Q[t], ws, Gamma[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, Q[t], ws, Gamma[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def coriolis_vectors_batch(kern, mf, Q, V, wss, threads, Cqd, CTqd, P):
+    """Cqd[t], CTqd[t], P[t] = kern(Q[t], V[t]) for every row t (kern: coriolis_vectors)."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, V)
+    if status:
+        return status
+    for x in (Cqd, CTqd, P):
+        if x.shape[0] != T or x.shape[1] != n:
+            return SIZE_OUT
+    if not disjoint(Cqd, CTqd, P):
+        return OVERLAP
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, Q[t], V[t], ws, Cqd[t], CTqd[t], P[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, Q[t], V[t], ws, Cqd[t], CTqd[t], P[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def inverse_dynamics_batch(kern, mf, gravity, Q, V, A, wss, threads, Tau):
+    """Tau[t] = kern(Q[t], V[t], A[t]) for every row t (kern: inverse_dynamics)."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, A)
+    if status:
+        return status
+    if Tau.shape[0] != T or Tau.shape[1] != n:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, gravity, Q[t], V[t], A[t], ws, Tau[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, gravity, Q[t], V[t], A[t], ws, Tau[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def gravity_batch(kern, mf, gravity, Q, wss, threads, G):
+    """G[t] = kern(Q[t]) for every row t (kern: generalized_gravity)."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, Q, Q)
+    if status:
+        return status
+    if G.shape[0] != T or G.shape[1] != n:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, gravity, Q[t], ws, G[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, gravity, Q[t], ws, G[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)

@@ -1,0 +1,57 @@
+"""Mimic joints in joint_states: checked against their leader, never used (ROS-free).
+
+A model built with ``mimic="follow"`` has no mimic joints among its coordinates: each follows
+its (independent) leader, q_mimic = multiplier * q_leader + offset.  Publishers differ:
+joint_state_publisher leaves mimic joints out, robot drivers and simulators often publish them.
+Both are fine.  When a mimic joint's value does arrive, :class:`MimicCheck` compares it with
+the value its leader implies and reports the joints that disagree by more than a tolerance,
+so a misconfigured gripper (a broken coupling, a wrong multiplier in the URDF) is visible.
+The check runs on the buffer's latest values in preallocated arrays: no allocation unless a
+disagreement is found.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .joint_state_buffer import JointStateBuffer
+
+
+class MimicCheck:
+    """Compare a buffer's tracked mimic values with m * q_leader + o."""
+
+    def __init__(self, buffer: JointStateBuffer, mimic: dict, tolerance: float):
+        """``mimic``: name -> (leader, multiplier, offset), the leader an independent joint of
+        the buffer; the buffer tracks the mimic names as its ``extra_names``, in any order."""
+        self.buffer = buffer
+        self.tolerance = float(tolerance)
+        order = buffer.extra_names
+        if sorted(order) != sorted(mimic):
+            raise ValueError("the buffer must track exactly the mimic joints as extra names")
+        index = {name: i for i, name in enumerate(buffer.joint_names)}
+        self.names = order
+        self.leader = np.array([index[mimic[name][0]] for name in order], dtype=np.intp)
+        self.multiplier = np.array([float(mimic[name][1]) for name in order])
+        self.offset = np.array([float(mimic[name][2]) for name in order])
+        self._expected = np.empty(len(order))
+        self._bad = np.empty(len(order), dtype=bool)
+
+    def check(self) -> list[tuple[str, float, float]]:
+        """[(mimic joint, value received, value its leader implies)] beyond the tolerance."""
+        buf = self.buffer
+        expected, bad = self._expected, self._bad
+        buf.position.take(self.leader, out=expected, mode="clip")  # "raise" buffers out
+        expected *= self.multiplier
+        expected += self.offset
+        np.subtract(buf.extra_position, expected, out=expected)  # now the differences
+        np.abs(expected, out=expected)
+        np.greater(expected, self.tolerance, out=bad)
+        bad &= buf.extra_has_position
+        if not bad.any():
+            return []
+        out = []
+        for k in np.flatnonzero(bad):
+            value = float(buf.extra_position[k])
+            implied = float(self.multiplier[k] * buf.position[self.leader[k]] + self.offset[k])
+            out.append((self.names[k], value, implied))
+        return out

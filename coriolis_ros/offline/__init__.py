@@ -1,0 +1,11 @@
+"""Offline analysis of recorded ROS 2 bags, without a ROS installation.
+
+* :mod:`coriolis_ros.offline.bag` reads joint states (and the URDF from a recorded
+  ``/robot_description``) from sqlite3 and MCAP bags with ``rosbags``, computes every
+  ``CoriolisState`` term per joint state with the batched kernels, and writes ``.npz``,
+  an optional bag of ``coriolis_ros/msg/CoriolisState`` messages and optional plots.
+* :mod:`coriolis_ros.offline.distributed` runs the same pure functions under Dask.
+
+``pip install coriolis_ros[bag]`` (``rosbags``); ``[plot]`` for ``--plot``;
+``[distributed]`` for Dask.
+"""
