@@ -3,6 +3,8 @@
 #   make install  rebuild + install the current tree into .venv (incremental, ~1 s)
 #   make test     setup if needed, install, ruff check, pytest on test/ against the installed copy
 #   make demo     setup if needed, install, run python -m coriolis_ros.demo
+#   make demo-passivity  closed loop (plant, Slotine-Li controller, push, the node's observer);
+#                 writes docs/passivity_demo.png and docs/passivity_demo.json (DEMO_ARGS to change)
 #   make run URDF=robot.urdf [ARGS='-p update_rate:=500.0']
 #                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
@@ -16,7 +18,9 @@ PYTEST_ARGS ?= test
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: setup install test demo run run-args bench lint clean distclean
+DEMO_ARGS ?= --output docs/passivity_demo.png --summary docs/passivity_demo.json
+
+.PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean
 
 setup:
 	scripts/setup.sh
@@ -33,6 +37,10 @@ test: setup
 
 demo: setup
 	scripts/run.sh python -m coriolis_ros.demo
+
+demo-passivity: setup
+	@mkdir -p docs
+	scripts/run.sh python -m coriolis_ros.demo.passivity $(DEMO_ARGS)
 
 # The node on a URDF file, in the venv. ROS_DOMAIN_ID: yours if set (set it to reach the node from
 # another shell), else scripts/run.sh derives one from its pid.

@@ -3,6 +3,7 @@
     python bench/bench_node.py [--duration 10] [--robots talos_full,panda] [--rate 1000]
                                [--quick] [--markdown] [--warm-starts 3] [--no-cold]
                                [--domain-id N] [-p name:=value ...] [--output FILE | --no-save]
+                               [--effort]   (JointState with effort, for -p observer_enabled:=true)
 
 Three processes per run, all started by this script (which itself does not touch ROS):
 
@@ -63,6 +64,9 @@ REPO = BENCH.parent
 NODE_MODULE = "coriolis_ros.node.coriolis_node"
 DIAG_NAME = "/coriolis: dynamics"
 COUNTERS = ("received", "published", "skipped", "rejected", "ignored", "withheld", "failed")
+# The momentum observer's counts (observer_enabled with --effort); "nan" when it is off.
+OBSERVER_COUNTERS = ("observer_integrated_total", "observer_paused_total",
+                     "observer_resets_total")
 # key: (label, path under example-robot-data/robots) -- the same keys as bench_dynamics.py
 ROBOTS = {
     "talos_full": ("Talos full v2 (fixed base)", "talos_data/robots/talos_full_v2.urdf"),
@@ -183,6 +187,10 @@ def run_publisher(args) -> int:
         pos.frombytes((0.5 * np.sin(angle)).tobytes())
         vel.frombytes((0.5 * omega * np.cos(angle)).tobytes())
         msg.position, msg.velocity = pos, vel
+        if args.effort:  # --effort: a torque for every joint (the node's observer input)
+            eff = array.array("d")
+            eff.frombytes((2.0 * np.cos(angle)).tobytes())
+            msg.effort = eff
         stamp = time.time_ns()
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
         if odom_pub is not None:
@@ -529,6 +537,8 @@ class Run:
     def _spawn_helper(self, role: str) -> Child:
         cmd = [sys.executable, "-P", str(Path(__file__).resolve()), "--role", role,
                "--urdf", str(self.urdf_path), "--rate", repr(self.args.rate)]
+        if self.args.effort:
+            cmd.append("--effort")
         if role == "publisher" and self.key.endswith("_floating"):
             cmd.append("--odometry")
         child = Child(role, cmd, self.env, cwd=str(self.workdir))
@@ -621,6 +631,9 @@ class Run:
             last = reply["last"]
             if last and last[0] > after_ns:
                 counters = {k: int(last[3].get(k, 0)) for k in COUNTERS}
+                for k in OBSERVER_COUNTERS:
+                    value = last[3].get(k, "nan")
+                    counters[k] = 0 if value == "nan" else int(float(value))
                 if previous is not None and previous[0] != last[0]:
                     if previous[1] == counters:
                         return counters
@@ -693,7 +706,7 @@ class Run:
             node_log = node.log_text()
         finally:
             self.stop_all()
-        delta = {k: final[k] - base[k] for k in COUNTERS}
+        delta = {k: final[k] - base[k] for k in COUNTERS + OBSERVER_COUNTERS}
         self.result["load"] = {
             "sent": burst["sent"], "pub_wall_s": burst["wall_s"],
             "pub_rate_hz": burst["sent"] / burst["wall_s"],
@@ -886,7 +899,8 @@ def _mb(kb) -> str:
     return "-" if kb is None else f"{kb / 1024:.1f}"
 
 
-STAGES = ("callback", "buffer_update", "handoff_wait", "kernels", "message_fill", "publish")
+STAGES = ("callback", "buffer_update", "observer", "handoff_wait", "kernels", "message_fill",
+          "publish")
 
 
 def _stage_breakdown(results: list, bl, md: bool) -> list:
@@ -941,6 +955,8 @@ def report(results: list, args, meta: list, bl) -> str:
             f"{'yes' if ok_node else 'NO'} ({c['received']} = {c['published']} + "
             f"{c['skipped']} + {other})",
             "yes" if ok_out else f"NO ({c['published'] - ld['out_received']} lost)",
+            f"{c.get('observer_integrated_total', 0)} / {c.get('observer_paused_total', 0)} / "
+            f"{c.get('observer_resets_total', 0)}",
         ])
     if rows:
         out += [bl.heading("Accounting over the measured window (node counters at rest before "
@@ -948,7 +964,8 @@ def report(results: list, args, meta: list, bl) -> str:
         out.append(bl.table(
             ["robot", "sent", "pub Hz", "pub late p99 / max ms", "node in", "lost in",
              "published", "skipped", "rej+ign+withh+fail", "sub out",
-             "in == pub + skip + other", "pub == sub out"],
+             "in == pub + skip + other", "pub == sub out", "observer integrated / paused / "
+             "resets"],
             rows, md))
         out += ["", "sent: publisher; pub Hz: achieved send rate; pub late: how late the "
                 "paced loop published after each due time; node in: node's `received`; "
@@ -1238,7 +1255,8 @@ def orchestrate(args) -> int:
         f"Node: installed package {installed} (git {bl.git_revision()} in {REPO}; "
         "`make install` copies the tree), parameters: "
         + (" ".join(args.param) if args.param else "defaults"),
-        f"Input: JointState (position + velocity of every DoF) at {args.rate:g} Hz for "
+        f"Input: JointState (position + velocity{' + effort' if args.effort else ''} of every "
+        f"DoF) at {args.rate:g} Hz for "
         f"{args.duration:g} s per robot, paced sleep loop on the monotonic clock, reliable "
         "publisher (node subscribes best effort); output subscriber reliable, depth 1000; "
         f"ROS_DOMAIN_ID {domain} (random in {DOMAIN_RANGE[0]}..{DOMAIN_RANGE[1]}, reserved "
@@ -1292,6 +1310,9 @@ def main(argv=None) -> int:
     ap.add_argument("--output", default=None, help="report file (default bench/results/...)")
     ap.add_argument("--no-save", action="store_true", help="print only")
     ap.add_argument("--json", default=None, help="also dump the raw figures to this file")
+    ap.add_argument("--effort", action="store_true",
+                    help="JointState carries effort for every joint (for the node's observer: "
+                    "add -p observer_enabled:=true)")
     ap.add_argument("--keep", action="store_true", help="keep the work dir (node logs)")
     ap.add_argument("--role", choices=("publisher", "subscriber"), help=argparse.SUPPRESS)
     ap.add_argument("--urdf", help=argparse.SUPPRESS)

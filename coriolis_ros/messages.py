@@ -14,7 +14,8 @@ back their shapes under the messages' own field names, which are also the keys o
         names = s["joint_names"]                # order of every row, column and vector
 
 ``state_to_numpy`` also takes the responses of ``compute_dynamics`` (same fields, plus
-``success`` and ``message``) and ``get_christoffel_symbols`` (``symbols`` -> (n, n, n)).
+``success``, ``message`` and ``slotine_li_torque``, a vector) and ``get_christoffel_symbols``
+(``symbols`` -> (n, n, n)).
 Shapes: vectors (n,), matrices (n, n), ``symbols`` (n, n, n), with n = len(joint_names);
 ``position`` has len(position_names) entries when the message has non-empty ``position_names``
 (a floating base: nq = n + 1), else n; an optional field the node was told not to publish (empty)
@@ -33,6 +34,7 @@ import numpy as np
 
 __all__ = [
     "MATRIX_FIELDS",
+    "RESPONSE_FIELDS",
     "STATE_FIELDS",
     "STRING_FIELDS",
     "TENSOR_FIELDS",
@@ -74,6 +76,8 @@ STATE_FIELDS = (
     "effort",
     "external_effort",
 )
+# Vector fields of the ComputeDynamics response that CoriolisState does not have.
+RESPONSE_FIELDS = ("slotine_li_torque",)
 _PASSED_THROUGH = ("header", "success", "message")
 
 
@@ -104,7 +108,7 @@ def state_to_numpy(msg, copy: bool = True) -> dict:
     for key in _PASSED_THROUGH:
         if hasattr(msg, key):
             out[key] = getattr(msg, key)
-    for key in (*STATE_FIELDS, *TENSOR_FIELDS):  # message order
+    for key in (*STATE_FIELDS, *RESPONSE_FIELDS, *TENSOR_FIELDS):  # message order
         if not hasattr(msg, key):
             continue
         if key in STRING_FIELDS:

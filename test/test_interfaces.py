@@ -53,6 +53,8 @@ DYNAMICS_REQUEST = {
     "velocity": DOUBLES,
     "base_position": DOUBLES,
     "base_velocity": DOUBLES,
+    "reference_velocity": DOUBLES,
+    "reference_acceleration": DOUBLES,
 }
 DYNAMICS_RESPONSE = {
     "success": "boolean",
@@ -68,6 +70,7 @@ DYNAMICS_RESPONSE = {
     "mass_matrix_derivative": DOUBLES,
     "gravity_force": DOUBLES,
     "momentum": DOUBLES,
+    "slotine_li_torque": DOUBLES,
 }
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from coriolis_ros.messages import (
     MATRIX_FIELDS,
+    RESPONSE_FIELDS,
     STATE_FIELDS,
     STRING_FIELDS,
     VECTOR_FIELDS,
@@ -57,7 +58,7 @@ def test_field_lists_match_the_generated_messages():
     assert fields[0] == "header"
     assert [f for f in STATE_FIELDS if f in fields] == fields[1:]
     response = ComputeDynamics.Response.get_fields_and_field_types()
-    handled = {*STATE_FIELDS, "success", "message"}
+    handled = {*STATE_FIELDS, *RESPONSE_FIELDS, "success", "message"}
     assert set(response) <= handled
     assert set(VECTOR_FIELDS + MATRIX_FIELDS + STRING_FIELDS) == set(STATE_FIELDS)
 
@@ -151,6 +152,13 @@ def test_compute_dynamics_response_and_views(terms):
     copied = state_to_numpy(response)["coriolis_matrix"]
     assert copied.flags.writeable
     assert not np.shares_memory(copied, np.frombuffer(response.coriolis_matrix))
+    assert arrays["slotine_li_torque"] is None  # no reference in the request: empty
+    n = len(terms["joint_names"])
+    response.slotine_li_torque = np.arange(n, dtype=np.float64).tolist()
+    np.testing.assert_array_equal(state_to_numpy(response)["slotine_li_torque"], np.arange(n))
+    response.slotine_li_torque = [1.0] * (n + 1)
+    with pytest.raises(ValueError, match="slotine_li_torque"):
+        state_to_numpy(response)
 
 
 def test_works_without_ros_on_plain_objects():

@@ -50,6 +50,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
+from std_srvs.srv import Trigger
 
 from coriolis_ros.msg import CoriolisState
 from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
@@ -61,6 +62,7 @@ from .joint_state_buffer import (
     ACCEPTED,
     FUTURE_STAMP,
     IGNORED,
+    MAX_ABS,
     REJECTED,
     ZERO_STAMP,
     JointStateBuffer,
@@ -69,6 +71,7 @@ from .joint_state_buffer import (
     stamp_problem,
 )
 from .mimic_check import MimicCheck
+from .observer_feed import PAUSED, RESET_BACKWARDS, RESET_GAP, ObserverFeed
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
 from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note
 from .tick import TickOutputs
@@ -123,6 +126,8 @@ class _Model:
         )
         self.out = TickOutputs(self.n, dyn.nq)
         self.q_joints, self.qd_joints = self.out.q[nqb:], self.out.qd[nvb:]
+        self.effort_joints = self.out.view["effort"][nvb:]  # a floating base's stay zero
+        self.feed: ObserverFeed | None = None  # the momentum observer (observer_enabled)
         # check_fields=True: the setters then keep an array.array('d') by reference (without
         # it they copy), so the views in `out` stay the message's storage.
         self.msg = CoriolisState(check_fields=True)
@@ -131,7 +136,9 @@ class _Model:
         self.msg.position = self.out.storage["position"]
         self.msg.velocity = self.out.storage["velocity"]
         self.flags_version = -1
-        self.wire = None  # WireState: the message as CDR bytes, filled each tick
+        # WireState per (effort published, external_effort published): the message as CDR
+        # bytes, filled each tick; None: publish the message object.
+        self.wires = None
 
     def apply_flags(self, flags: dict, version: int, frame_id: str) -> str:
         """Switch fields on/off; '' or why the serialised fast path is not used."""
@@ -143,9 +150,18 @@ class _Model:
         sizes = {"position": self.out.nq, "velocity": self.n}
         sizes.update((f, len(self.out.storage[f])) for f, on in published.items() if on)
         try:
-            self.wire = WireState(self.joint_names, sizes, frame_id, self.position_names)
+            wires = {}
+            for effort in (False, True):
+                for external in (False, True):
+                    more = {"effort": self.n} if effort else {}
+                    if external:
+                        more["external_effort"] = self.n
+                    wires[effort, external] = WireState(
+                        self.joint_names, {**sizes, **more}, frame_id, self.position_names
+                    )
+            self.wires = wires
         except Exception as exc:  # noqa: BLE001 -- publish the message object instead
-            self.wire = None
+            self.wires = None
             return f"{type(exc).__name__}: {exc}"
         return ""
 
@@ -154,7 +170,9 @@ def _descriptor(spec) -> ParameterDescriptor:
     text = spec.description
     if spec.constraints:
         text += f" ({spec.constraints})"
-    d = ParameterDescriptor(description=text, read_only=spec.read_only)
+    d = ParameterDescriptor(
+        description=text, read_only=spec.read_only, dynamic_typing=spec.dynamic_typing
+    )
     if spec.constraints:
         d.additional_constraints = spec.constraints
     if spec.minimum is not None:
@@ -297,6 +315,12 @@ class CoriolisNode(Node):
             self._srv_dynamics,
             callback_group=self._service_group,
         )
+        self.create_service(
+            Trigger,
+            "reset_observer",
+            self._srv_reset_observer,
+            callback_group=self._service_group,
+        )
         self._tick_timer = None
         self._diag_timer = None
         self._make_tick_timer()
@@ -345,6 +369,13 @@ class CoriolisNode(Node):
                 model.mimic_check.tolerance = float(self._p["mimic_tolerance"])
         if "warning_period" in changed:
             self._throttle.period = self._p["warning_period"]
+        if changed & {"observer_enabled", "observer_gain"}:
+            self._restart_observer("parameters changed")
+        elif "observer_max_gap" in changed:
+            with self._lock:
+                feed = self._model.feed if self._model is not None else None
+                if feed is not None:
+                    feed.set_max_gap(float(self._p["observer_max_gap"]))
         if "robot_description" in changed and self._p["robot_description"]:
             self._request_model(self._p["robot_description"], "parameter robot_description")
         if "robot_description_file" in changed and self._p["robot_description_file"]:
@@ -467,6 +498,7 @@ class CoriolisNode(Node):
         )
         model.out.q[:] = dyn.neutral()  # a valid configuration (unit quaternion) to warm up on
         model.out.compute(model.dyn)  # one real tick on the new buffers, off the tick path
+        model.feed = self._make_feed(model)
         warmup = time.perf_counter() - start
         with self._lock:
             old = self._model
@@ -500,6 +532,93 @@ class CoriolisNode(Node):
             f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s (from {source}); {root}"
         )
 
+    # ------------------------------------------------------------------ momentum observer
+
+    def _make_feed(self, model: _Model) -> ObserverFeed | None:
+        """The observer for `model` when observer_enabled (None, with a log line, if it cannot
+        run). Loads its kernels: call it off the tick path."""
+        if not self._p["observer_enabled"]:
+            return None
+        if model.base is not None:
+            self.get_logger().warning(
+                "momentum observer not running: it supports fixed-base models only "
+                f"(root_joint is {model.root_joint})"
+            )
+            return None
+        try:
+            feed = ObserverFeed(
+                model.dyn, self._p["observer_gain"], float(self._p["observer_max_gap"])
+            )
+        except ValueError as exc:
+            self.get_logger().error(f"momentum observer not running: {exc}")
+            return None
+        gains = np.unique(feed.gain)
+        gain = f"{gains[0]:g}" if len(gains) == 1 else "per joint " + ", ".join(
+            f"{k:g}" for k in feed.gain
+        )
+        self.get_logger().info(
+            f"momentum observer on {model.name}: K_O {gain} 1/s, max gap "
+            f"{feed.max_gap:g} s (needs JointState.effort for every joint)"
+        )
+        return feed
+
+    def _restart_observer(self, why: str) -> None:
+        model = self._model
+        if model is None:
+            return
+        feed = self._make_feed(model)
+        with self._lock:
+            if self._model is model:
+                model.feed = feed
+        if feed is None and not self._p["observer_enabled"]:
+            self.get_logger().info(f"momentum observer stopped ({why})")
+
+    def _observe(self, model: _Model, stamp) -> tuple:
+        """Integrate the merged state that has just been updated (call with self._lock held).
+        Returns () or (event, detail) for the log."""
+        buffer = model.buffer
+        if not buffer.complete:
+            return ()
+        feed = model.feed
+        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        try:
+            event = feed.update(stamp_ns, buffer.position, buffer.velocity, buffer.effort)
+        except ValueError as exc:  # the buffer has checked q and qd: not expected
+            return ("failed", str(exc))
+        if event == PAUSED:
+            return (PAUSED, feed.missing_names(buffer.effort))
+        if event in (RESET_GAP, RESET_BACKWARDS):
+            return (event, feed.last_gap)
+        return ()
+
+    def _report_observer(self, note: tuple, now: float) -> None:
+        event, detail = note
+        if event == PAUSED:
+            self._warn(
+                ("observer", PAUSED),
+                f"momentum observer paused: joint_states without effort for {len(detail)} "
+                f"joint(s): {name_list(detail)} (external_effort stays empty until every "
+                "joint has one)",
+                now,
+            )
+        elif event == RESET_GAP:
+            self._warn(
+                ("observer", RESET_GAP),
+                f"momentum observer reset: {detail:.4g} s between joint state stamps is more "
+                f"than observer_max_gap ({float(self._p['observer_max_gap']):g} s); its "
+                "estimate restarts from zero",
+                now,
+            )
+        elif event == RESET_BACKWARDS:
+            self._warn(
+                ("observer", RESET_BACKWARDS),
+                f"momentum observer reset: joint state stamp went back by {-detail:.4g} s; its "
+                "estimate restarts from zero",
+                now,
+            )
+        else:
+            self._warn(("observer", "failed"), f"momentum observer update failed: {detail}", now)
+
     # ------------------------------------------------------------------ joint states
     #
     # Hot path. With update_rate 0 the joint_states callback merges the message and, while a
@@ -512,6 +631,7 @@ class CoriolisNode(Node):
     def _on_joint_state(self, msg: JointState) -> None:
         enter = time.perf_counter()
         now = time.monotonic()
+        observer_note = ()
         with self._lock:
             counters = self._counters
             counters.received += 1
@@ -527,11 +647,18 @@ class CoriolisNode(Node):
                 counters.withheld += 1
                 result = None
             else:
+                effort = msg.effort
                 result = model.buffer.update(
-                    msg.name, msg.position, msg.velocity, len(msg.effort), msg.header.stamp, now
-                )
+                    msg.name, msg.position, msg.velocity, len(effort), msg.header.stamp, now,
+                    effort,
+                )  # fmt: skip
                 self._stages.add("buffer_update", time.perf_counter() - enter)
                 status = result.status
+                if status == ACCEPTED and model.feed is not None:
+                    # Every accepted message, whether its tick runs or is skipped later.
+                    observed = time.perf_counter()
+                    observer_note = self._observe(model, msg.header.stamp)
+                    self._stages.add("observer", time.perf_counter() - observed)
                 if status == REJECTED:
                     counters.rejected += 1
                     self._last_rejection = result.reason
@@ -547,6 +674,8 @@ class CoriolisNode(Node):
         elif status == ACCEPTED:
             if result.new_unknown:
                 self._report_unknown(result.new_unknown, model)
+            if observer_note:
+                self._report_observer(observer_note, now)
             stamp = msg.header.stamp
             problem = stamp_problem(stamp.sec, stamp.nanosec, self._clock.now().nanoseconds)
             if problem is not None:
@@ -667,6 +796,14 @@ class CoriolisNode(Node):
                 take = None
             else:
                 take = buffer.take(model.q_joints, model.qd_joints)
+                # The input's effort and the observer's estimate at this same state.
+                has_effort = buffer.effort_complete
+                if has_effort:
+                    np.copyto(model.effort_joints, buffer.effort)
+                feed = model.feed
+                has_estimate = feed is not None and feed.valid
+                if has_estimate:
+                    np.copyto(model.out.view["external_effort"], feed.estimate)
                 if not take.missing and model.base is not None:
                     stamp_ns = take.stamp.sec * 1_000_000_000 + take.stamp.nanosec
                     base_wait = model.base.fill(model.out.q, model.out.qd, stamp_ns)
@@ -728,13 +865,17 @@ class CoriolisNode(Node):
         model.out.compute(model.dyn, matrices=residual_due)
         t1 = time.perf_counter()
         stamp = take.stamp
-        wire = model.wire
-        if wire is not None:
+        wires = model.wires
+        if wires is not None:
+            wire = wires[has_effort, has_estimate]
             wire.fill(model.out.view, stamp.sec, stamp.nanosec)
             payload = wire.payload()
         else:
-            model.msg.header.stamp = stamp
-            payload = model.msg
+            msg, storage = model.msg, model.out.storage
+            msg.header.stamp = stamp
+            msg.effort = storage["effort"] if has_effort else empty_field()
+            msg.external_effort = storage["external_effort"] if has_estimate else empty_field()
+            payload = msg
         t2 = time.perf_counter()
         self._pub.publish(payload)
         t3 = time.perf_counter()
@@ -846,8 +987,14 @@ class CoriolisNode(Node):
                     return response
                 q = np.concatenate((base[0], q))
                 qd = np.concatenate((base[1] if moving else np.zeros_like(base[1]), qd))
+            reference = _reference_problem(request, model.n)
+            if isinstance(reference, str):
+                response.message = reference
+                return response
             dyn = model.service_dyn
             with model.service_lock:
+                if reference:
+                    response.slotine_li_torque = to_field(dyn.slotine_li(q, qd, *reference))
                 M, Mdot, C = dyn.coriolis(q, qd)
                 Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
                 g = dyn.gravity(q)
@@ -871,6 +1018,24 @@ class CoriolisNode(Node):
         except Exception as exc:  # noqa: BLE001 -- a service never raises
             response.success = False
             response.message = f"failed: {type(exc).__name__}: {exc}"
+        return response
+
+    def _srv_reset_observer(self, request, response):
+        with self._lock:
+            model = self._model
+            feed = model.feed if model is not None else None
+            if feed is not None:
+                feed.reset()
+        response.success = feed is not None
+        if feed is not None:
+            response.message = "momentum observer reset: the next joint state starts it from zero"
+            self.get_logger().info("momentum observer reset (service reset_observer)")
+        elif model is None:
+            response.message = "no robot model yet (waiting for robot_description)"
+        elif not self._p["observer_enabled"]:
+            response.message = "the momentum observer is off (parameter observer_enabled)"
+        else:
+            response.message = "the momentum observer is not running (see the node's log)"
         return response
 
     # ------------------------------------------------------------------ diagnostics
@@ -906,6 +1071,22 @@ class CoriolisNode(Node):
                     100.0 * self._inline_ticks / self._output_window.count
                     if self._output_window.count
                     else math.nan,
+                ),
+            ]
+            feed = model.feed if model is not None else None
+            counts = feed.counts if feed is not None else {}
+            extra += [
+                ("observer_running", 1.0 if feed is not None else 0.0),
+                (
+                    "observer_integrated_total",
+                    counts["ok"] + counts[RESET_GAP] + counts[RESET_BACKWARDS]
+                    if counts
+                    else math.nan,
+                ),
+                ("observer_paused_total", counts.get(PAUSED, math.nan)),
+                (
+                    "observer_resets_total",
+                    counts[RESET_GAP] + counts[RESET_BACKWARDS] if counts else math.nan,
                 ),
             ]
             self._inline_ticks = 0
@@ -962,6 +1143,24 @@ class CoriolisNode(Node):
             self._build_cond.notify_all()
         self._worker.join(timeout=2.0)
         self._builder.join(timeout=0.5)
+
+
+def _reference_problem(request, n: int):
+    """(qd_r, qdd_r) of a ComputeDynamics request, () when both are empty, or the reason they
+    cannot be used."""
+    qd_r = np.asarray(request.reference_velocity, dtype=np.float64)
+    qdd_r = np.asarray(request.reference_acceleration, dtype=np.float64)
+    if not len(qd_r) and not len(qdd_r):
+        return ()
+    for label, values in (("reference_velocity", qd_r), ("reference_acceleration", qdd_r)):
+        if len(values) != n:
+            return (
+                f"request: {label} has {len(values)} values, the model has {n} DoF (give both "
+                "reference fields in the response's joint_names order, or neither)"
+            )
+        if not (np.abs(values) <= MAX_ABS).all():
+            return f"request: {label} has NaN, infinite or values beyond ±{MAX_ABS:g}"
+    return qd_r, qdd_r
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:

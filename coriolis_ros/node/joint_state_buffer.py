@@ -1,8 +1,10 @@
 """Merge and validate joint states (ROS-free).
 
-`JointStateBuffer` keeps the latest position and velocity of every model joint, merged from
-partial messages of several publishers. Messages are validated as a whole: if anything is wrong
-(array lengths, duplicate names, NaN/inf) nothing of the message is applied.
+`JointStateBuffer` keeps the latest position, velocity and effort of every model joint, merged
+from partial messages of several publishers (a message without effort leaves its joints'
+effort unknown, NaN: an effort belongs to the state it came with). Messages are validated as
+a whole: if anything is wrong (array lengths, duplicate names, NaN/inf positions or
+velocities) nothing of the message is applied.
 
 `resolve_request` turns a service request (names in any order + values) into model-order
 arrays, or an error message naming the problem.
@@ -183,6 +185,12 @@ class JointStateBuffer:
         self.has_velocity = self._has_velocity[: self.n]
         self.updated = self._updated[: self.n]  # receive time of each joint's last value
         self.velocity_updated = self._velocity_updated[: self.n]  # ... of its last velocity
+        # Effort of each joint from the newest message naming it; NaN when that message had
+        # none (or NaN there). effort_complete: every model joint has a finite one.
+        self._effort = np.full(m, math.nan)
+        self.effort = self._effort[: self.n]
+        self.effort_complete = False
+        self._effort_finite = np.zeros(self.n, dtype=bool)
         self.extra_position = self._position[self.n :]
         self.extra_has_position = self._has_position[self.n :]
         self.extra_pending = False  # an extra name's value arrived since the last take
@@ -235,8 +243,14 @@ class JointStateBuffer:
                 return _bad_values(velocity, layout.names, "velocity")
         return None
 
-    def update(self, names, position, velocity, effort_len: int, stamp, now: float) -> UpdateResult:
-        """Merge one message. Nothing is applied unless the whole message is valid."""
+    def update(
+        self, names, position, velocity, effort_len: int, stamp, now: float, effort=None
+    ) -> UpdateResult:
+        """Merge one message. Nothing is applied unless the whole message is valid.
+
+        `effort` (the message's values; None or empty: none) is merged like the positions;
+        joints named without effort get NaN. Efforts are not range-checked here (NaN means
+        "not given" in JointState): users of `effort` decide what they accept."""
         if type(names) is not list:
             names = list(names)
         position = as_float64(position)
@@ -263,7 +277,14 @@ class JointStateBuffer:
         if not len(model_idx):
             reason = "no joint of the model in this message"
             return UpdateResult(IGNORED, reason, result.new_unknown)
+        has_effort = effort is not None and effort_len > 0
+        if has_effort:
+            effort = as_float64(effort)
         if layout.identity:
+            if has_effort:
+                np.copyto(self.effort, effort)
+            else:
+                self.effort.fill(math.nan)
             np.copyto(self.position, position)
             if len(velocity):
                 np.copyto(self.velocity, velocity)
@@ -275,6 +296,11 @@ class JointStateBuffer:
             self.updated.fill(now)
         else:
             gather = layout.gather
+            if has_effort:
+                np.take(effort, layout.msg_idx, out=gather, mode="clip")
+                self._effort[model_idx] = gather
+            else:
+                self._effort[model_idx] = math.nan
             np.take(position, layout.msg_idx, out=gather, mode="clip")
             self._position[model_idx] = gather
             if len(velocity):
@@ -292,6 +318,8 @@ class JointStateBuffer:
             self._complete = bool(self.has_position.all())
         if not self._all_velocity:
             self._all_velocity = bool(self.has_velocity.all())
+        np.isfinite(self.effort, out=self._effort_finite)
+        self.effort_complete = bool(self._effort_finite.all())
         self.stamp = stamp
         self.receive_time = now
         self.pending += 1
@@ -349,10 +377,12 @@ class JointStateBuffer:
             self._velocity[i] = other._velocity[j]
             self._has_position[i] = other._has_position[j]
             self._has_velocity[i] = other._has_velocity[j]
+            self._effort[i] = other._effort[j]
             self._updated[i] = other._updated[j]
             self._velocity_updated[i] = other._velocity_updated[j]
         self._complete = bool(self.has_position.all())
         self._all_velocity = bool(self.has_velocity.all())
+        self.effort_complete = bool(np.isfinite(self.effort).all())
         self.stamp = other.stamp
         self.receive_time = other.receive_time
 

@@ -6,6 +6,7 @@ documents the same set (a test keeps them in sync).
 
 from __future__ import annotations
 
+import array
 import math
 import os
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ class ParamSpec:
     minimum: float | int | None = None
     maximum: float | int | None = None
     constraints: str = ""
+    dynamic_typing: bool = False  # the value may change type (observer_gain: double or list)
 
 
 PARAMETERS = (
@@ -171,6 +173,33 @@ PARAMETERS = (
         maximum=1.0,
     ),
     ParamSpec(
+        "observer_enabled",
+        False,
+        "Run the momentum observer (De Luca's residual) on every joint_states message that "
+        "carries an effort for every joint, also those whose output is skipped, and publish "
+        "its estimate of the external torque in CoriolisState.external_effort. Fixed-base "
+        "models only. Messages without effort for some joints pause it (throttled message "
+        "naming them).",
+    ),
+    ParamSpec(
+        "observer_gain",
+        50.0,
+        "Observer gain K_O in 1/s (the estimate's time constant is 1/K_O): one number for "
+        "every joint, or a list of one per joint in the model's order. Setting it restarts "
+        "the observer.",
+        constraints="a positive number, or one positive number per joint",
+        dynamic_typing=True,
+    ),
+    ParamSpec(
+        "observer_max_gap",
+        0.1,
+        "Largest step in seconds between the stamps of consecutive joint states the observer "
+        "integrates; a longer gap (or a stamp going back) restarts it from zero, with a "
+        "message.",
+        minimum=1e-6,
+        maximum=3600.0,
+    ),
+    ParamSpec(
         "warning_period",
         2.0,
         "Seconds between repeats of the same warning (bad input, waiting for joints, "
@@ -218,6 +247,10 @@ def validate(name: str, value) -> str | None:
         if value not in ROOT_JOINTS:
             return f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {value!r}"
         return None
+    if name == "observer_enabled":
+        return None if isinstance(value, bool) else "observer_enabled must be true or false"
+    if name == "observer_gain":
+        return gain_problem(value)
     if name == "executor":
         if value not in EXECUTORS:
             return f"executor must be one of {', '.join(EXECUTORS)}, got {value!r}"
@@ -231,4 +264,19 @@ def validate(name: str, value) -> str | None:
             return f"{name} must be >= {spec.minimum}, got {value}"
         if spec.maximum is not None and value > spec.maximum:
             return f"{name} must be <= {spec.maximum}, got {value}"
+    return None
+
+
+def gain_problem(value) -> str | None:
+    """None for a positive finite number or a non-empty list of them (the length is checked
+    against the model when the observer is built), else the reason."""
+    # a double array arrives as array.array('d') from a parameter event, a list from YAML
+    values = list(value) if isinstance(value, (list, tuple, array.array)) else [value]
+    if not values:
+        return "observer_gain must be a positive number or a list of them, got an empty list"
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return f"observer_gain must be a positive number or a list of them, got {value!r}"
+        if not (math.isfinite(v) and v > 0):
+            return f"observer_gain must be positive and finite (1/s), got {v!r}"
     return None

@@ -94,7 +94,15 @@ def suppressed_note(allowed: int) -> str:
 #   kernels        the dynamics kernels of one tick
 #   message_fill   everything else a tick does before publish (take, flags, stamp)
 #   publish        rclpy publish() of the CoriolisState (serialisation + DDS write)
-STAGES = ("callback", "buffer_update", "handoff_wait", "kernels", "message_fill", "publish")
+STAGES = (
+    "callback",
+    "buffer_update",
+    "observer",  # the momentum observer's update, in the joint_states callback
+    "handoff_wait",
+    "kernels",
+    "message_fill",
+    "publish",
+)
 
 
 class StageTimes:

@@ -43,6 +43,8 @@ class TickOutputs:
             ("coriolis_transpose_force", (n,)),
             ("gravity_force", (n,)),
             ("momentum", (n,)),
+            ("effort", (n,)),  # filled by the node from the input (zero for a floating base)
+            ("external_effort", (n,)),  # filled by the node from its observer
         ):
             self.storage[field_name], self.view[field_name] = float64_field(*shape)
         v = self.view
