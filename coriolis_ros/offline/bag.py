@@ -27,10 +27,10 @@ Output keys are the ``CoriolisState`` field names, one row per joint state:
 effort was never recorded) when the bag has efforts.
 
 The momentum observer's estimate, ``external_effort``, plugs in through
-:func:`observer_estimate`: it runs ``coriolis_ros.dynamics.MomentumObserver`` (issue 10:
-``MomentumObserver(dyn, gain)``, ``update(t, q, qd, tau)``, ``reset()``) over the rows
-whose efforts are complete, in recording order, when that class exists in the installed
-library; without it the key is absent and the summary says why.
+:func:`observer_estimate`: it runs ``coriolis_ros.dynamics.MomentumObserver``
+(``MomentumObserver(dyn, gain)``, ``update(t, q, qd, tau)``) over the rows whose efforts are
+complete, in recording order; rows without a complete effort, or whose stamp does not
+increase, are NaN.
 """
 
 from __future__ import annotations
@@ -395,23 +395,25 @@ def observer_estimate(dyn, stamp_ns, Q, V, effort, gain) -> tuple[np.ndarray | N
 
     Runs ``coriolis_ros.dynamics.MomentumObserver(dyn, gain)`` over the rows whose efforts
     are complete (``update(t, q, qd, tau)``, t in seconds from the stamps), in order; other
-    rows are NaN.  Returns (None, reason) when there are no efforts or the installed library
-    has no MomentumObserver.
+    rows, and rows whose stamp does not increase (the observer needs increasing stamps), are
+    NaN.  Returns (None, reason) when no efforts were recorded.
     """
     if effort is None:
         return None, "no efforts recorded: no external_effort"
-    try:
-        from coriolis_ros.dynamics import MomentumObserver
-    except ImportError:
-        return None, "this coriolis_ros has no MomentumObserver: no external_effort"
+    from coriolis_ros.dynamics import MomentumObserver
+
     observer = MomentumObserver(dyn, gain)
     out = np.full(effort.shape, np.nan)
     complete = np.isfinite(effort).all(axis=1)
     t0 = int(stamp_ns[0]) if len(stamp_ns) else 0
+    last, used = None, 0
     for t in np.flatnonzero(complete):
-        seconds = (int(stamp_ns[t]) - t0) * 1e-9
-        out[t] = observer.update(seconds, Q[t], V[t], effort[t])
-    return out, f"external_effort on {int(complete.sum())} of {len(complete)} rows"
+        if last is not None and int(stamp_ns[t]) <= last:
+            continue
+        last = int(stamp_ns[t])
+        out[t] = observer.update((last - t0) * 1e-9, Q[t], V[t], effort[t])
+        used += 1
+    return out, f"external_effort on {used} of {len(complete)} rows"
 
 
 # --------------------------------------------------------------------------- writing
