@@ -328,3 +328,25 @@ def test_batch_names_the_row_with_a_zero_quaternion():
         dyn.coriolis_batch(Q, V)
     with pytest.raises(ValueError, match="Q row 17 has a zero quaternion"):
         dyn.christoffel_batch(Q)
+
+
+@pytest.mark.parametrize("T", [5, 60])
+def test_slotine_li_batch_equals_loop_bitwise_and_names_bad_rows(T):
+    dyn = dynamics_for(_urdf("ur5"))
+    rng = np.random.default_rng(9)
+    Q, V, A = _states(dyn.nv, rng, T=T)
+    R = rng.normal(size=V.shape)
+    want = np.array([dyn.slotine_li(Q[t], V[t], R[t], A[t]) for t in range(T)])
+    got = dyn.slotine_li_batch(Q, V, R, A)
+    assert np.array_equal(_bits(got), _bits(want))
+    out = np.full_like(want, np.nan)
+    assert dyn.slotine_li_batch(Q, V, R, A, out=out) is out
+    assert np.array_equal(_bits(out), _bits(want))
+    bad = A.copy()
+    bad[T - 2, 1] = np.nan
+    with pytest.raises(ValueError, match=f"QddR row {T - 2} has a NaN"):
+        dyn.slotine_li_batch(Q, V, R, bad)
+    bad = R.copy()
+    bad[T - 3, 0] = np.inf
+    with pytest.raises(ValueError, match=f"QdR row {T - 3} has a NaN"):
+        dyn.slotine_li_batch(Q, V, bad, A)

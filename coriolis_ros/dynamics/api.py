@@ -424,6 +424,18 @@ class Dynamics:
         _batch.launch("inverse_dynamics", args, ("Q", "V", "A"))
         return out
 
+    def slotine_li_batch(self, Q, V, QdR, QddR, out=None):
+        """tau (T, n): :meth:`slotine_li` on every row of Q (T, nq), V, QdR and QddR (T, nv)."""
+        Q = _batch.rows(Q, "Q", self._q_width())
+        V = _batch.rows(V, "V", self.nv)
+        QdR = _batch.rows(QdR, "QdR", self.nv)
+        QddR = _batch.rows(QddR, "QddR", self.nv)
+        T, n = _batch.same_rows({"Q": Q, "V": V, "QdR": QdR, "QddR": QddR}), self.nv
+        (out,) = _batch.outputs(out, [(T, n)])
+        args = [self._mf, self._gravity, Q, V, QdR, QddR, *_batch.workspaces(self), out]
+        _batch.launch("slotine_li", args, ("Q", "V", "QdR", "QddR"))
+        return out
+
     def gravity_batch(self, Q, out=None):
         """g (T, n): :meth:`gravity` on every row of Q (T, nq)."""
         Q = _batch.rows(Q, "Q", self._q_width())
@@ -441,6 +453,7 @@ class Dynamics:
         self.christoffel_batch(Q)
         self.coriolis_vectors_batch(Q, V)
         self.inverse_dynamics_batch(Q, V, V)
+        self.slotine_li_batch(Q, V, V, V)
         self.gravity_batch(Q)
 
     # ------------------------------------------------------------------ validation

@@ -71,6 +71,7 @@ _SIGNATURES = {
     "coriolis_vectors": (_kb.coriolis_vectors_batch, (_RF2, _F2, _F2, _F3, _I, _F2, _F2, _F2)),
     "inverse_dynamics": (_kb.inverse_dynamics_batch, (_RF2, _RF1, _F2, _F2, _F2, _F3, _I, _F2)),
     "gravity": (_kb.gravity_batch, (_RF2, _RF1, _F2, _F3, _I, _F2)),
+    "slotine_li": (_kb.slotine_li_batch, (_RF2, _RF1, _F2, _F2, _F2, _F2, _F3, _I, _F2)),
 }
 
 
@@ -206,7 +207,7 @@ def launch(name: str, args: list, inputs: tuple[str, ...]) -> None:
 
 def fail(status: int, inputs: tuple[str, ...]) -> None:
     row, code = divmod(int(status), _kb.ROW)
-    if code in (BAD_Q, BAD_QD, BAD_QDD):
+    if code in (BAD_Q, BAD_QD, BAD_QDD) or (code == BAD_QDD + 1 and len(inputs) > 3):
         raise ValueError(
             f"{inputs[code - BAD_Q]} row {row} has a NaN, infinite or huge "
             f"(beyond ±{MAX_ABS:g}) entry"

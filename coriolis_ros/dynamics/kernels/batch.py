@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from .kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_WS, all_finite, disjoint
+from .slotine_li import BAD_ARG4
 from .spatial import WS_WIDTH, kernel
 
 # Status encoding: status + ROW * row (status < ROW).
@@ -213,6 +214,39 @@ def inverse_dynamics_batch(kern, mf, gravity, Q, V, A, wss, threads, Tau):
         ws = wss[c]
         for t in range(T * c // k, T * (c + 1) // k):
             s = kern(mf, gravity, Q[t], V[t], A[t], ws, Tau[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def slotine_li_batch(kern, mf, gravity, Q, V, QdR, QddR, wss, threads, Tau):
+    """Tau[t] = kern(Q[t], V[t], QdR[t], QddR[t]) for every row t (kern: slotine_li)."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, QdR)
+    if status:
+        return status
+    if QddR.shape[0] != T:
+        return ROWS
+    for t in range(T):
+        if not all_finite(QddR[t]):
+            return BAD_ARG4 + ROW * t
+    if Tau.shape[0] != T or Tau.shape[1] != n:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, gravity, Q[t], V[t], QdR[t], QddR[t], ws, Tau[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, gravity, Q[t], V[t], QdR[t], QddR[t], ws, Tau[t])
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
