@@ -75,3 +75,60 @@ def test_panda_with_hand_publishes_over_the_independent_joints(ros_domain_env, t
             assert node.alive()
         finally:
             assert node.stop() == 0, node.log()
+
+
+def test_locked_gripper_that_never_publishes(ros_domain_env, tmp_path):
+    """locked_joints / locked_positions weld the hand: the arm's joint states suffice."""
+    domain_id, env = ros_domain_env
+    urdf = panda_urdf()
+    dyn = Dynamics.from_urdf(urdf, locked_joints={LEADER: 0.02})  # its mimic is locked too
+    names = list(dyn.joint_names)
+    assert LEADER not in names and MIMIC not in names and dyn.nv == 7
+    q, qd = np.linspace(-0.6, 0.6, 7), np.linspace(0.4, -0.4, 7)
+    params = {"robot_description": urdf, "locked_joints": [LEADER], "locked_positions": [0.02]}
+    with Peer(domain_id) as peer:
+        node = NodeProcess(env, tmp_path / "node.log", params=params)
+        try:
+            node.wait_ready("panda")
+            peer.collect_states()
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+            msg = peer.send_until_state(js, peer.joint_state(names, q, qd, stamp_ns=77))
+            assert list(msg.joint_names) == names
+            for key, want in library_terms(dyn, q, qd).items():
+                got = np.asarray(getattr(msg, key))
+                got = as_matrix(got, 7) if want.ndim == 2 else got
+                assert close(got, want, rtol=1e-12), key
+        finally:
+            assert node.stop() == 0, node.log()
+
+
+@pytest.mark.parametrize(
+    "params,needle",
+    [
+        ({"locked_joints": ["a", "b"], "locked_positions": [0.0]}, "2 names but"),
+        ({"locked_joints": ["a"], "locked_positions": [0.0, 1.0]}, "1 names but"),
+        ({"locked_joints": ["a", "a"], "locked_positions": [0.0, 0.0]}, "twice"),
+    ],
+)
+def test_bad_locked_parameters_exit_2_with_one_line(ros_domain_env, tmp_path, params, needle):
+    _, env = ros_domain_env
+    node = NodeProcess(env, tmp_path / "node.log", params=params)
+    try:
+        node.proc.wait(60)
+    finally:
+        node.stop()
+    assert node.proc.returncode == 2, node.log()
+    assert needle in node.log() and "Traceback" not in node.log()
+
+
+def test_locking_a_joint_the_urdf_lacks_is_a_rejected_description(ros_domain_env, tmp_path):
+    _, env = ros_domain_env
+    params = {"robot_description": panda_urdf(), "locked_joints": ["ghost"],
+              "locked_positions": [0.0]}  # fmt: skip
+    node = NodeProcess(env, tmp_path / "node.log", params=params)
+    try:
+        node.wait_for_log(r"robot_description from .* rejected \(still no robot model\): .*ghost")
+        assert node.alive()
+    finally:
+        assert node.stop() == 0, node.log()

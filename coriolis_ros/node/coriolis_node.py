@@ -47,6 +47,7 @@ from rclpy.exceptions import ParameterException
 from rclpy.experimental import EventsExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -78,6 +79,7 @@ from .tick import TickOutputs
 from .wire import WireState
 
 NODE_NAME = "coriolis"
+_ARRAY_TYPES = {"string": Parameter.Type.STRING_ARRAY, "double": Parameter.Type.DOUBLE_ARRAY}
 _EMA = 0.05  # weight of the newest sample in the tick-cost and input-interval averages
 _LEVELS = {
     diagnostics.OK: DiagnosticStatus.OK,
@@ -192,13 +194,21 @@ def _descriptor(spec) -> ParameterDescriptor:
 class CoriolisNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
+        self._p = {}
         for spec in PARAMETERS:
-            self.declare_parameter(spec.name, spec.default, _descriptor(spec))
-        self._p = {spec.name: self.get_parameter(spec.name).value for spec in PARAMETERS}
+            # An empty array has no type of its own: declare those by type (unset means []).
+            default = _ARRAY_TYPES[spec.array_type] if spec.array_type else spec.default
+            value = self.declare_parameter(spec.name, default, _descriptor(spec)).value
+            self._p[spec.name] = [] if spec.array_type and value is None else value
         for name, value in self._p.items():
             reason = validate(name, value)
             if reason is not None:
                 raise ValueError(reason)
+        if len(self._p["locked_joints"]) != len(self._p["locked_positions"]):
+            raise ValueError(
+                f"locked_joints has {len(self._p['locked_joints'])} names but locked_positions "
+                f"{len(self._p['locked_positions'])} values"
+            )
         self._gravity = tuple(float(v) for v in self._p["gravity"])
 
         self._lock = threading.Lock()  # model pointer, buffer, counters, statistics
@@ -466,10 +476,15 @@ class CoriolisNode(Node):
             return
         root_joint = self._p["root_joint"]
         try:
+            locked = dict(zip(self._p["locked_joints"], self._p["locked_positions"], strict=True))
             dyn = Dynamics.from_urdf(
-                urdf, gravity=self._gravity, root_joint=root_joint, mimic=self._p["mimic"]
+                urdf,
+                gravity=self._gravity,
+                root_joint=root_joint,
+                mimic=self._p["mimic"],
+                locked_joints=locked or None,
             )
-        except URDFError as exc:
+        except (URDFError, ValueError) as exc:  # ValueError: a locked joint the URDF lacks
             self._report_bad_description(source, str(exc))
             return
         skip = BASE_SIZES[root_joint][1]  # the rows of the node's own root joint

@@ -33,6 +33,7 @@ class ParamSpec:
     maximum: float | int | None = None
     constraints: str = ""
     dynamic_typing: bool = False  # the value may change type (observer_gain: double or list)
+    array_type: str = ""  # an array parameter whose default is empty: "string" or "double"
 
 
 PARAMETERS = (
@@ -77,6 +78,24 @@ PARAMETERS = (
         "never used. independent: mimic joints are degrees of freedom of their own.",
         read_only=True,
         constraints="follow or independent",
+    ),
+    ParamSpec(
+        "locked_joints",
+        [],
+        "Joints welded at the positions in locked_positions (same order), as Pinocchio's "
+        "buildReducedModel does: a gripper that never publishes, a joint held by a brake. "
+        "They leave joint_names and need no joint_states.",
+        read_only=True,
+        constraints="names of revolute, continuous or prismatic joints",
+        array_type="string",
+    ),
+    ParamSpec(
+        "locked_positions",
+        [],
+        "Positions (rad or m) of locked_joints, one per name.",
+        read_only=True,
+        constraints="as many finite numbers as locked_joints",
+        array_type="double",
     ),
     ParamSpec(
         "mimic_tolerance",
@@ -238,6 +257,20 @@ def validate(name: str, value) -> str | None:
             return f"robot_description_file: no such file: {value}"
         if value and not os.access(value, os.R_OK):
             return f"robot_description_file: not readable: {value}"
+        return None
+    if name == "locked_joints":
+        if not all(isinstance(v, str) and v for v in value):
+            return "locked_joints must be a list of joint names"
+        if len(set(value)) != len(value):
+            return "locked_joints names a joint twice"
+        return None
+    if name == "locked_positions":
+        try:
+            values = [float(v) for v in value]
+        except (TypeError, ValueError):
+            return "locked_positions must be a list of numbers"
+        if not all(math.isfinite(v) for v in values):
+            return f"locked_positions must be finite, got {list(value)}"
         return None
     if name == "mimic":
         if value not in MIMIC_MODES:
