@@ -72,6 +72,7 @@ from .joint_state_buffer import (
     stamp_problem,
 )
 from .mimic_check import MimicCheck
+from .odometry_wire import parse_odometry
 from .observer_feed import PAUSED, RESET_BACKWARDS, RESET_GAP, ObserverFeed
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
 from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note
@@ -288,7 +289,9 @@ class CoriolisNode(Node):
         if self._p["root_joint"] != "fixed":
             from nav_msgs.msg import Odometry
 
-            # Same group as joint_states: the two never run at once; ticks take the lock.
+            # Same group as joint_states: the two never run at once; ticks take the lock. Raw
+            # bytes: rclpy's conversion of a whole Odometry to Python objects costs as much as a
+            # tick; odometry_wire reads the few fields used.
             self.create_subscription(
                 Odometry,
                 "odom",
@@ -300,6 +303,7 @@ class CoriolisNode(Node):
                     history=HistoryPolicy.KEEP_LAST,
                 ),
                 callback_group=self._state_group,
+                raw=True,
             )
         self.create_subscription(
             String,
@@ -709,20 +713,21 @@ class CoriolisNode(Node):
             )
         self._last_callback = time.perf_counter() - enter
 
-    def _on_odometry(self, msg) -> None:
+    def _on_odometry(self, raw: bytes) -> None:
         """Keep the newest valid odometry of the root link (floating or planar root_joint)."""
         now = time.monotonic()
-        p, o = msg.pose.pose.position, msg.pose.pose.orientation
-        lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        try:
+            stamp, frame_id, child, pose, twist = parse_odometry(raw)
+        except Exception as exc:  # noqa: BLE001 -- undecodable bytes: reported, never fatal
+            self._warn("odometry-bytes", f"odometry rejected: cannot decode it ({exc})", now)
+            return
         with self._lock:
             model = self._model
             if model is None or model.base is None:
                 return  # no model yet: its root link is unknown
             accepted, note = model.base.update(
-                msg.child_frame_id, msg.header.frame_id, (p.x, p.y, p.z),
-                (o.x, o.y, o.z, o.w), (lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), stamp,
-            )  # fmt: skip
+                child, frame_id, pose[:3], pose[3:], twist[:3], twist[3:], stamp
+            )
         if note:
             what = "odometry" if accepted else "odometry rejected"
             self._warn(("odometry", accepted), f"{what}: {note}", now)
