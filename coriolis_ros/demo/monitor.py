@@ -31,6 +31,7 @@ import sys
 import time
 
 from coriolis_ros.demo.stats import MonitorStats, format_report, summarize_diagnostics
+from coriolis_ros.demo.teardown import close_ros
 
 NODE_NAME = "coriolis_demo_monitor"
 PREFIX = "[coriolis monitor]"
@@ -142,9 +143,7 @@ def main(argv=None) -> int:
                 continue
             executor.spin_once(timeout_sec=min(0.1, next_report - now))
     finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        close_ros(rclpy, node, what="monitor")
     return 0
 
 

@@ -23,6 +23,7 @@ import signal
 import sys
 import time
 
+from coriolis_ros.demo.teardown import close_ros
 from coriolis_ros.demo.trajectory import SinusoidTrajectory, dof_joints_from_urdf
 from coriolis_ros.robots import available_robots, robot_urdf
 
@@ -136,9 +137,7 @@ def main(argv=None) -> int:
         _run_loop(node, states_pub, trajectory, args.rate, args.duration, stop, JointState)
         node.get_logger().info("stopping")
     finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        close_ros(rclpy, node, what="publisher")
     return 0
 
 
