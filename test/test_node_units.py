@@ -426,3 +426,24 @@ def test_diagnostics_report_old_velocity_and_stamps():
     assert values["joints_with_old_velocity"] == "j1" and values["zero_stamp_messages"] == "3"
     level, _, values = diagnostics.evaluate(diagnostics.Snapshot(robot="r", dof=2))
     assert level == diagnostics.OK and dict(values)["joints_with_old_velocity"] == ""
+
+
+def test_floating_mimic_and_locked_parameter_validation():
+    """The parameters added for floating bases, mimic and locked joints: both sides of bounds."""
+    assert validate("root_joint", "fixed") is None and validate("root_joint", "planar") is None
+    assert "fixed, floating, planar" in validate("root_joint", "free")
+    assert validate("base_state_timeout", 1e-4) is None
+    assert validate("base_state_timeout", 3600.0) is None
+    assert ">= 0.0001" in validate("base_state_timeout", 0.9e-4)
+    assert "<= 3600" in validate("base_state_timeout", 3600.5)
+    assert validate("mimic", "follow") is None and validate("mimic", "independent") is None
+    assert "follow, independent" in validate("mimic", "ignore")
+    assert validate("mimic_tolerance", 0.0) is None and validate("mimic_tolerance", 1e3) is None
+    assert ">= 0" in validate("mimic_tolerance", -1e-9)
+    assert "<= 1000" in validate("mimic_tolerance", 1000.5)
+    assert validate("locked_joints", []) is None and validate("locked_joints", ["a", "b"]) is None
+    assert "twice" in validate("locked_joints", ["a", "a"])
+    assert "list of joint names" in validate("locked_joints", ["a", ""])
+    assert validate("locked_positions", [0.0, -1.5]) is None
+    assert "finite" in validate("locked_positions", [0.0, float("nan")])
+    assert "list of numbers" in validate("locked_positions", ["x"])
