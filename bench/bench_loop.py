@@ -99,7 +99,7 @@ def bench_robot(key: str, settings: bl.Settings) -> dict:
 
     label, rel = ROBOTS[key]
     path = str(bl.erd_robots_dir() / rel)
-    dyn = Dynamics.from_urdf(path)
+    dyn = Dynamics.from_urdf(path, mimic="independent")  # Pinocchio is built without mimic
     dyn.warmup()
     n = dyn.nv
     rng = np.random.default_rng(42)
