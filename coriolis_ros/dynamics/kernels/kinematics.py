@@ -162,6 +162,11 @@ def place_body(mf, q, ws, i):
     kind = mf[i, MF_TYPE]
     if kind >= FREE and mf[i, MF_SUB] > 0:
         return  # placed with its joint's first row
+    iq = int(mf[i, MF_Q])
+    # sin and cos first: they are calls, around which every live value would be spilled
+    c, s = 1.0, 0.0
+    if kind < PRISMATIC:
+        c, s = math.cos(q[iq]), math.sin(q[iq])
     b = int(mf[i, MF_PARENT])
     t0, t1, t2 = mf[i, MF_T], mf[i, MF_T + 1], mf[i, MF_T + 2]
     if b < 0:  # the world
@@ -188,7 +193,6 @@ def place_body(mf, q, ws, i):
         px = ws[b, WS_P] + r00 * t0 + r01 * t1 + r02 * t2
         py = ws[b, WS_P + 1] + r10 * t0 + r11 * t1 + r12 * t2
         pz = ws[b, WS_P + 2] + r20 * t0 + r21 * t1 + r22 * t2
-    iq = int(mf[i, MF_Q])
     if kind == FREE:
         place_free(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz)
         return
@@ -202,7 +206,6 @@ def place_body(mf, q, ws, i):
         pz += a22 * qi
         set_prismatic_column(ws, i, a02, a12, a22)
     else:  # R = A Rz(q)
-        c, s = math.cos(qi), math.sin(qi)
         a00, a01 = c * a00 + s * a01, c * a01 - s * a00
         a10, a11 = c * a10 + s * a11, c * a11 - s * a10
         a20, a21 = c * a20 + s * a21, c * a21 - s * a20

@@ -44,8 +44,10 @@ kernel = njit(**_OPTIONS)
 # The O(Nd) and O(Nd^2) sweeps release the GIL so other Python threads run meanwhile;
 # the O(N) ones keep it: releasing and taking it back costs ~0.1 us, a tenth of their time.
 long_kernel = njit(nogil=True, **_OPTIONS)
-# Per-body steps called inside the kernels' own loops.
-body_step = kernel
+# Per-body steps called inside the kernels' own loops, inlined into them: as calls they
+# would receive every array as its exploded struct (a 2-D array is nine words) and return
+# tuples through memory, which cost more than many of the steps themselves.
+body_step = njit(forceinline=True, **_OPTIONS)
 # With the runtime: for code that returns views of its arguments' storage (the mimic
 # reduction's buffers in the workspace's extra rows), which the runtime must track.
 _VIEW_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "_nrt"}
@@ -77,7 +79,7 @@ def dot3(ws, row, col, x0, x1, x2):
     return ws[row, col] * x0 + ws[row, col + 1] * x1 + ws[row, col + 2] * x2
 
 
-@kernel
+@body_step
 def inertia_times(ws, row, col, wx, wy, wz, ux, uy, uz):
     """I v = (Ibar w + h x u, m u + w x h) for the inertia at ws[row, col:col+10], v = (w, u)."""
     m = ws[row, col]
@@ -96,7 +98,7 @@ def inertia_times(ws, row, col, wx, wy, wz, ux, uy, uz):
     )
 
 
-@kernel
+@body_step
 def body_factor(ws, row, col, wx, wy, wz, ux, uy, uz):
     """The Christoffel-consistent body-level factorization B(v, I) (Echeandia & Wensing eq. 10)
 
