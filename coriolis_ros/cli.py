@@ -2,7 +2,8 @@
 
     coriolis-ros compute robot.urdf --q 0.1 0.2 ... --qd 1 0 ... [--format text|json|npz] [-o FILE]
     coriolis-ros check robot.urdf [--samples 20] [--seed 0]
-    coriolis-ros bag BAG... [-o OUT.npz | --output-dir DIR] [--urdf FILE] [--write-bag] [--plot]
+    coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
+                     [--urdf FILE] [--write-bag] [--plot]
     (compute and check take --root-joint fixed|floating|planar; a floating base's q is
     x y z qx qy qz qw then the joints, its velocity linear then angular, base frame)
 
@@ -89,15 +90,22 @@ def _parser() -> argparse.ArgumentParser:
         "bag",
         help="every CoriolisState term per recorded joint state (ROS 2 bags, no ROS needed)",
         description="Read joint states from ROS 2 bags (sqlite3 or MCAP directories, or .db3 / "
-        ".mcap files) and write every CoriolisState term per joint state to .npz (keys: the "
-        "message's field names). Bags are processed in parallel on the local cores; a bag "
-        "that cannot be read is reported and the others are still processed.",
+        ".mcap files) and write every CoriolisState term per joint state to .npz or Parquet "
+        "(keys, columns: the message's field names). Bags are processed in parallel on the "
+        "local cores; a bag that cannot be read is reported and the others are still processed.",
     )
     bag.add_argument("bags", nargs="+", metavar="BAG", help="rosbag2 directory or storage file")
     where = bag.add_mutually_exclusive_group()
-    where.add_argument("-o", "--output", help="output .npz (one bag only)")
+    where.add_argument(
+        "-o", "--output", help="output file, Parquet if it ends in .parquet, else .npz (one bag)"
+    )
     where.add_argument(
         "--output-dir", help="directory for <bag>.coriolis.npz (default: beside each bag)"
+    )
+    bag.add_argument(
+        "--format",
+        choices=("npz", "parquet"),
+        help="output format (default: npz, or what -o's suffix says); parquet needs pyarrow",
     )
     bag.add_argument("--urdf", help="URDF file (default: the bag's /robot_description)")
     bag.add_argument(
@@ -225,6 +233,7 @@ def _bag(args) -> int:
     from pathlib import Path
 
     from coriolis_ros.offline import bag as offline
+    from coriolis_ros.offline import parquet
 
     def usage(message: str) -> int:
         print(f"coriolis-ros bag: error: {message}", file=sys.stderr)
@@ -250,10 +259,17 @@ def _bag(args) -> int:
         import rosbags  # noqa: F401
     except ImportError:
         return usage("reading bags needs rosbags: pip install coriolis_ros[bag]")
+    fmt = args.format or "npz"
     if args.output:
+        is_parquet = Path(args.output).suffix == parquet.SUFFIX
+        if args.format and (args.format == "parquet") != is_parquet:
+            return usage(f"--format {args.format} contradicts -o {args.output}")
+        fmt = "parquet" if is_parquet else "npz"
         outputs = [args.output]
     else:
-        outputs = [str(offline.default_output(b, args.output_dir)) for b in args.bags]
+        outputs = [str(offline.default_output(b, args.output_dir, fmt)) for b in args.bags]
+    if fmt == "parquet" and not parquet.available():
+        return usage("Parquet output needs pyarrow: pip install coriolis_ros[parquet]")
     if len(set(outputs)) != len(outputs):
         return usage("several bags would write the same output file; use --output-dir")
     options = dict(

@@ -48,6 +48,7 @@ ROSDEP = {
 OPTIONAL = {
     "rosbags": "bag",
     "matplotlib": "plot",
+    "pyarrow": "parquet",
     "dask": "distributed",
     "distributed": "distributed",
 }

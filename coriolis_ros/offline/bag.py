@@ -9,7 +9,8 @@ see :mod:`coriolis_ros.offline.distributed`):
 ``compute_terms(dyn, Q, V)``
     the ``CoriolisState`` fields for every row, with the batched kernels;
 ``process_bag(bag, output, ...)``
-    both, then ``.npz`` (and optionally a bag of ``CoriolisState`` messages and PNGs).
+    both, then ``.npz`` or Parquet (:mod:`.parquet`), and optionally a bag of
+    ``CoriolisState`` messages and PNGs.
 
 Joint states are merged as the node does: joints are mapped by name, partial messages from
 several publishers fill in the latest value per joint, and a row is produced for every
@@ -24,7 +25,8 @@ Output keys are the ``CoriolisState`` field names, one row per joint state:
 ``momentum`` (T, n), ``coriolis_matrix``, ``mass_matrix``, ``mass_matrix_derivative``
 (T, n, n: ``reshape(T, n * n)`` gives the message's row-major layout); plus ``log_time``
 (int64 ns, when the bag recorded the JointState), and ``effort`` (T, n; NaN where a joint's
-effort was never recorded) when the bag has efforts.
+effort was never recorded) when the bag has efforts.  An output named ``*.parquet`` is a
+Parquet file with the same keys as columns, one row per joint state (:mod:`.parquet`).
 
 The momentum observer's estimate, ``external_effort``, plugs in through
 :func:`observer_estimate`: it runs ``coriolis_ros.dynamics.MomentumObserver``
@@ -45,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from coriolis_ros.dynamics.kernels.kinematics import MAX_ABS
+from coriolis_ros.offline import parquet
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 STRING = "std_msgs/msg/String"
@@ -435,6 +438,23 @@ def result_arrays(rec: Recording, terms: dict, extra: dict | None = None) -> dic
     return out
 
 
+def write_output(path: str | os.PathLike, arrays: dict) -> None:
+    """Parquet if ``path`` ends in ``.parquet`` (:mod:`.parquet`), else ``.npz``."""
+    if Path(path).suffix == parquet.SUFFIX:
+        parquet.write_parquet(path, arrays)
+    else:
+        write_npz(path, arrays)
+
+
+def output_stem(path: str | os.PathLike) -> str:
+    """The output's name without its ``.npz`` or ``.parquet`` suffix: the bag's and PNGs' stem."""
+    text = str(path)
+    for suffix in (".npz", parquet.SUFFIX):
+        if text.endswith(suffix):
+            return text[: -len(suffix)]
+    return text
+
+
 def write_npz(path: str | os.PathLike, arrays: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -562,11 +582,14 @@ class BagResult:
     duration: float = 0.0  # span of the joint-state stamps (s)
 
 
-def default_output(bag: str | os.PathLike, output_dir: str | os.PathLike | None = None) -> Path:
+def default_output(
+    bag: str | os.PathLike, output_dir: str | os.PathLike | None = None, fmt: str = "npz"
+) -> Path:
+    """``<bag>.coriolis.npz`` (or ``.parquet``), beside the bag or in ``output_dir``."""
     path = Path(bag)
     stem = path.stem if path.is_file() else path.name
     directory = Path(output_dir) if output_dir is not None else path.resolve().parent
-    return directory / f"{stem}.coriolis.npz"
+    return directory / f"{stem}.coriolis.{fmt}"
 
 
 def process_bag(
@@ -585,7 +608,8 @@ def process_bag(
 ) -> BagResult:
     """Read, compute, write one bag; never raises for a bad bag (``BagResult.ok`` is False).
 
-    Files written: ``output`` (.npz; default ``<bag>.coriolis.npz`` beside the bag), with
+    Files written: ``output`` (Parquet if it ends in ``.parquet``, else .npz; default
+    ``<bag>.coriolis.npz`` beside the bag), with
     ``write_bag_storage`` ("sqlite3" or "mcap") a bag ``<output stem>_bag`` of CoriolisState
     messages, with ``plot`` PNGs ``<output stem>_<field>.png``.
     """
@@ -616,9 +640,9 @@ def process_bag(
             rec.notes.append(note)
         t2 = time.perf_counter()
         arrays = result_arrays(rec, terms, extra)
-        write_npz(out_path, arrays)
+        write_output(out_path, arrays)
         files = [str(out_path)]
-        stem = str(out_path)[: -len(".npz")] if str(out_path).endswith(".npz") else str(out_path)
+        stem = output_stem(out_path)
         if write_bag_storage:
             bag_out = Path(stem + "_bag")
             if bag_out.exists():
@@ -628,8 +652,8 @@ def process_bag(
         if plot:
             files += write_plots(stem, arrays)
         t3 = time.perf_counter()
-    except BagError as exc:
-        result.error = str(exc)
+    except (BagError, parquet.ParquetUnavailable) as exc:
+        result.error = f"{bag}: {exc}" if isinstance(exc, ImportError) else str(exc)
         return result
     except Exception as exc:  # a failure while writing, named with the bag
         result.error = f"{bag}: {type(exc).__name__}: {exc}"

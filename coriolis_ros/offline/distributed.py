@@ -90,15 +90,16 @@ def bags_on_cluster(
     bags: list[str | os.PathLike],
     *,
     output_dir: str | os.PathLike | None = None,
+    fmt: str = "npz",
     **options,
 ) -> list[_bag.BagResult]:
     """:func:`coriolis_ros.offline.bag.process_bag` for every bag, one task per bag.
 
     ``options`` are process_bag's keyword arguments (urdf text, fields, write_bag_storage,
     plot, ...); outputs go to ``output_dir`` (default: beside each bag) as
-    ``<bag>.coriolis.npz``.
+    ``<bag>.coriolis.npz``, or ``.parquet`` with ``fmt="parquet"``.
     """
-    outputs = [str(_bag.default_output(b, output_dir)) for b in bags]
+    outputs = [str(_bag.default_output(b, output_dir, fmt)) for b in bags]
     if len(set(outputs)) != len(outputs):
         raise ValueError("several bags would write the same output file")
     futures = [
