@@ -8,7 +8,8 @@ The bag (JointState at 1 kHz with position and velocity for the 44 joints, plus 
 formats.  Each case runs the command in a fresh process (interpreter start and kernel loading
 from Numba's on-disk cache included), ``--repeats`` times; the table gives the median and range
 of the wall time, the time per message and the ratio of the wall time to the bag's duration,
-and the read / compute / write split reported by the tool.  All terms: the .npz holds
+and the read / compute / write split reported by the tool.  The last case writes Parquet
+(needs pyarrow) instead of .npz.  All terms: the .npz holds
 3 × 60000 × 44² doubles (2.8 GB) of matrices; the vector terms only (``--fields``): 4 × 60000 × 44.
 """
 
@@ -117,16 +118,18 @@ def main(argv=None) -> int:
             print(f"wrote {path} ({count} JointState) in {time.perf_counter() - t0:.1f} s")
         bags[storage] = path
     cases = [
-        ("mcap", "all terms", None, None),
-        ("mcap", "vector terms", VECTORS, None),
-        ("sqlite3", "all terms", None, None),
-        ("mcap", "all terms, 1 Numba thread", None, 1),
+        ("mcap", "all terms", None, None, ".npz"),
+        ("mcap", "vector terms", VECTORS, None, ".npz"),
+        ("sqlite3", "all terms", None, None, ".npz"),
+        ("mcap", "all terms, 1 Numba thread", None, 1, ".npz"),
+        ("mcap", "all terms, Parquet", None, None, ".parquet"),
     ]
     headers = ["input", "output", "messages", "wall time s med [min–max]", "µs per message (med)",
-               "wall / bag duration", "read / compute / write s (med run)", ".npz size"]
+               "wall / bag duration", "read / compute / write s (med run)", "output size"]
     rows = []
-    for storage, label, fields, threads in cases:
-        runs = [run_tool(bags[storage], work / "out.npz", fields, threads) for _ in range(repeats)]
+    for storage, label, fields, threads, suffix in cases:
+        out = work / f"out{suffix}"
+        runs = [run_tool(bags[storage], out, fields, threads) for _ in range(repeats)]
         walls = sorted(r["wall"] for r in runs)
         med = float(np.median(walls))
         mid = min(runs, key=lambda r: abs(r["wall"] - med))
