@@ -21,6 +21,7 @@ from .kinematics import (
     OVERLAP,
     SIZE_OUT,
     disjoint,
+    joint_angles,
     move_body,
     place_body,
     square_ok,
@@ -81,6 +82,7 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0):
     """Algorithm 1 on checked inputs, into (A^T) M (A) etc. (see :func:`put`)."""
     n = mf.shape[0]
     mapped = a0 >= 0
+    joint_angles(mf, q, ws)
     for i in range(n):  # lines 2-7, with IC_i = I_i written by place_body
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)  # lines 3-4

@@ -27,7 +27,7 @@ forward and one backward pass, O(N); nothing of size n x n is formed.
 """
 
 from ..model import MF_PARENT
-from .kinematics import SIZE_OUT, check_inputs, move_body, place_body
+from .kinematics import SIZE_OUT, check_inputs, move_body, place_body, joint_angles
 from .spatial import (
     WS_A,
     WS_F,
@@ -51,6 +51,7 @@ def coriolis_times(mf, q, qd, x, ws, y):
         return status
     if y.shape[0] != n:
         return SIZE_OUT
+    joint_angles(mf, q, ws)
     for i in range(n):
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)

@@ -18,6 +18,7 @@ from .kinematics import (
     body_force,
     move_body,
     place_body,
+    joint_angles,
 )
 from .spatial import (
     WS_A,
@@ -42,6 +43,7 @@ def coriolis_vectors(mf, q, qd, ws, Cqd, CTqd, p):
         return SIZE_OUT
     if not disjoint(Cqd, CTqd, p):
         return OVERLAP
+    joint_angles(mf, q, ws)
     for i in range(n):
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)

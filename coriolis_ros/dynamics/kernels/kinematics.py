@@ -29,6 +29,7 @@ from ..model import (
     MF_WIDTH,
     PLANAR,
     PRISMATIC,
+    REVOLUTE,
 )
 from .spatial import (
     WS_A,
@@ -41,11 +42,13 @@ from .spatial import (
     WS_SD,
     WS_V,
     WS_WIDTH,
+    WS_CS,
     body_step,
     cross,
     inertia_times,
     kernel,
 )
+from .trig import sincos
 
 
 # Inputs beyond this are rejected like NaN: the terms quadratic in qd (and M in a prismatic
@@ -142,9 +145,24 @@ def all_finite(x):
     return True
 
 
+@body_step
+def joint_angles(mf, q, ws):
+    """cos and sin of every revolute joint's angle and planar joint's rotation (WS_CS).
+
+    First, in a loop of its own: the rows' (independent) evaluations then overlap, where
+    inside :func:`place_body` each would wait on, and hold up, its chain of poses.
+    """
+    for i in range(mf.shape[0]):
+        kind = mf[i, MF_TYPE]
+        if kind == REVOLUTE or (kind == PLANAR and mf[i, MF_SUB] == 0):
+            k = int(mf[i, MF_Q]) + (2 if kind == PLANAR else 0)
+            ws[i, WS_CS], ws[i, WS_CS + 1] = sincos(q[k])
+
+
 @kernel
 def forward_positions(mf, q, ws):
     """place_body for every row, base to tips."""
+    joint_angles(mf, q, ws)
     for i in range(mf.shape[0]):
         place_body(mf, q, ws, i)
 
@@ -163,10 +181,6 @@ def place_body(mf, q, ws, i):
     if kind >= FREE and mf[i, MF_SUB] > 0:
         return  # placed with its joint's first row
     iq = int(mf[i, MF_Q])
-    # sin and cos first: they are calls, around which every live value would be spilled
-    c, s = 1.0, 0.0
-    if kind < PRISMATIC:
-        c, s = math.cos(q[iq]), math.sin(q[iq])
     b = int(mf[i, MF_PARENT])
     t0, t1, t2 = mf[i, MF_T], mf[i, MF_T + 1], mf[i, MF_T + 2]
     if b < 0:  # the world
@@ -206,6 +220,7 @@ def place_body(mf, q, ws, i):
         pz += a22 * qi
         set_prismatic_column(ws, i, a02, a12, a22)
     else:  # R = A Rz(q)
+        c, s = ws[i, WS_CS], ws[i, WS_CS + 1]
         a00, a01 = c * a00 + s * a01, c * a01 - s * a00
         a10, a11 = c * a10 + s * a11, c * a11 - s * a10
         a20, a21 = c * a20 + s * a21, c * a21 - s * a20
@@ -272,11 +287,11 @@ def place_planar(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, 
     The child frame is at p + A (x, y, 0) with rotation A Rz(theta); Phi's columns
     are its x and y translations and its rotation about its z axis.
     """
-    tx, ty, th = q[iq], q[iq + 1], q[iq + 2]
+    tx, ty = q[iq], q[iq + 1]  # the rotation's cos and sin: joint_angles
     px += a00 * tx + a01 * ty
     py += a10 * tx + a11 * ty
     pz += a20 * tx + a21 * ty
-    c, s = math.cos(th), math.sin(th)
+    c, s = ws[i, WS_CS], ws[i, WS_CS + 1]
     a00, a01 = c * a00 + s * a01, c * a01 - s * a00
     a10, a11 = c * a10 + s * a11, c * a11 - s * a10
     a20, a21 = c * a20 + s * a21, c * a21 - s * a20

@@ -27,6 +27,7 @@ from .kinematics import (
     check_inputs,
     move_body,
     place_body,
+    joint_angles,
 )
 from .spatial import WS_H, WS_IC, WS_S, WS_SD, WS_V, add_rows, cross, dot6, inertia_times, kernel
 
@@ -45,6 +46,7 @@ def observer_update(mf, gravity, q, qd, tau, ws, state, dt):
     status = check_inputs(mf, ws, q, qd, tau)
     if status:
         return status
+    joint_angles(mf, q, ws)
     for i in range(n):
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)

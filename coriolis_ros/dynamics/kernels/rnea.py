@@ -16,6 +16,7 @@ from .kinematics import (
     body_force,
     move_body,
     place_body,
+    joint_angles,
 )
 from .spatial import (
     WS_A,
@@ -41,6 +42,7 @@ def inverse_dynamics(mf, gravity, q, qd, qdd, ws, tau):
         return status
     if tau.shape[0] != n:
         return SIZE_OUT
+    joint_angles(mf, q, ws)
     for i in range(n):
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)

@@ -28,6 +28,7 @@ from .kinematics import (
     check_inputs,
     move_body,
     place_body,
+    joint_angles,
 )
 from .spatial import (
     WS_A,
@@ -62,6 +63,7 @@ def slotine_li(mf, gravity, q, qd, qd_r, qdd_r, ws, tau):
         return BAD_ARG4
     if tau.shape[0] != n:
         return SIZE_OUT
+    joint_angles(mf, q, ws)
     for i in range(n):
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)
