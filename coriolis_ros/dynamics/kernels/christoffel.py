@@ -49,6 +49,7 @@ from .kinematics import check_position, SIZE_OUT, forward_positions
 from .spatial import (
     WS_IC,
     WS_S,
+    WS_V,
     add_rows,
     body_factor,
     cross,
@@ -58,6 +59,7 @@ from .spatial import (
     kernel,
     long_kernel,
 )
+from .streaming import LINE, data_address, line_start, prefetch_for_write, stream_zeros
 
 
 @long_kernel
@@ -70,10 +72,11 @@ def christoffel(mf, q, ws, Gamma):
     if Gamma.shape[0] != n or Gamma.shape[1] != n or Gamma.shape[2] != n:
         return SIZE_OUT
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
-    for a in range(n):
-        for b in range(n):
-            for c in range(n):
-                Gamma[a, b, c] = 0.0
+    for k in range(n - 1, -1, -1):  # line 22, hoisted: IC_k is complete before step k reads it
+        b = int(mf[k, MF_PARENT])
+        if b >= 0:
+            add_rows(ws, b, k, WS_IC, 10)
+    zero_output(mf, ws, Gamma)
 
     for k in range(n - 1, -1, -1):  # line 4
         kw0, kw1, kw2 = ws[k, WS_S], ws[k, WS_S + 1], ws[k, WS_S + 2]
@@ -112,11 +115,82 @@ def christoffel(mf, q, ws, Gamma):
                 Gamma[k, j, i] = g3
                 i = int(mf[i, MF_PARENT])
             j = int(mf[j, MF_PARENT])
-        b = int(mf[k, MF_PARENT])
-        if b >= 0:  # line 22
-            add_rows(ws, b, k, WS_IC, 10)
-    multi_dof_terms(mf, ws, Gamma)
+    if has_multi_dof(mf):
+        multi_dof_terms(mf, ws, Gamma)
     return 0
+
+
+# Outputs of at least this many bytes are zeroed by streaming stores (see zero_output): half
+# the per-core L2 cache of the benchmark machine (512 KiB), i.e. from 32 DoF on.
+STREAM_BYTES = 256 * 1024
+# Tree bookkeeping for zero_output, in columns the kernel leaves unused (the velocity's).
+WS_ROOT = WS_V  # 1: the root row of row r's tree (its ancestor whose parent is the world)
+WS_RUN_END = WS_V + 1  # 1: one past the run r, r+1, ... of rows descending from r
+
+
+@kernel
+def zero_output(mf, ws, Gamma):
+    """Gamma = 0, before the sweep writes its nonzero entries.
+
+    Small outputs: ordinary stores.  From STREAM_BYTES on the output no longer stays in
+    the core's cache until the sweep writes into it, and zeroing it with ordinary stores
+    costs a read and a write of every cache line (two thirds of the time for Talos full).
+    Then every line is zeroed by streaming stores (streaming.stream_zeros: written, not
+    read), and the lines the sweep will write are prefetched for writing, all at once,
+    so that the sweep's scattered stores find them in cache.
+
+    Which lines: Gamma[a, b, c] is nonzero only if a, b, c lie on one root path (each
+    permutation of a triple i <= j <= k of lines 8-11).  For a row (a, b) with b an
+    ancestor of a, or a itself, c is then an ancestor of a (at least root(a)) or a
+    descendant of a; for b a descendant of a, c is an ancestor of b or a descendant of b.
+    With rows in depth-first order, as URDF trees usually are, the descendants of r are
+    the run r + 1 ... WS_RUN_END(r) - 1, so each such row's nonzeros lie in its columns
+    root ... end - 1.  In another topological order some descendants lie outside the run:
+    their lines are not prefetched, and the sweep writes them all the same (only slower).
+    The prefetch is a hint: the results never depend on it.
+    """
+    n = Gamma.shape[0]
+    if n * n * n * 8 < STREAM_BYTES:
+        for a in range(n):
+            for b in range(n):
+                for c in range(n):
+                    Gamma[a, b, c] = 0.0
+        return
+    stream_zeros(Gamma)
+    for r in range(n):
+        p = int(mf[r, MF_PARENT])
+        ws[r, WS_ROOT] = r if p < 0 else ws[p, WS_ROOT]
+    for r in range(n - 1, -1, -1):
+        end = r + 1  # the run continues while the next row's parent is r or in the run
+        while end < n and int(mf[end, MF_PARENT]) >= r:
+            end = int(ws[end, WS_RUN_END])  # skip that row's own run
+        ws[r, WS_RUN_END] = end
+    address = data_address(Gamma)
+    for a in range(n):
+        root, end = int(ws[a, WS_ROOT]), int(ws[a, WS_RUN_END])
+        b = a
+        while b >= 0:  # rows (a, b), b = a or an ancestor of a
+            prefetch_row(Gamma, address, (a * n + b) * n, root, end)
+            b = int(mf[b, MF_PARENT])
+        for b in range(a + 1, end):  # rows (a, b), b a descendant of a
+            prefetch_row(Gamma, address, (a * n + b) * n, root, int(ws[b, WS_RUN_END]))
+
+
+@kernel
+def prefetch_row(Gamma, address, row, c0, c1):
+    """Prefetch for writing the lines of Gamma.flat[row + c0 : row + c1]."""
+    x = row + c0
+    while x < row + c1:
+        prefetch_for_write(Gamma, x)
+        x = line_start(address, x) + LINE
+
+
+@kernel
+def has_multi_dof(mf):
+    for r in range(mf.shape[0]):
+        if mf[r, MF_TYPE] >= FREE:
+            return True
+    return False
 
 
 @kernel
