@@ -13,12 +13,14 @@ memory, without reading them and without evicting what the cache holds.
 * :func:`prefetch_for_write` hints that a line will be written soon, so that its read
   overlaps with other work instead of stalling the store that needs it.
 
-These are Numba intrinsics (LLVM's ``!nontemporal`` store metadata, ``fence seq_cst`` and
-``llvm.prefetch``): LLVM lowers them on every target (x86: ``vmovntpd``, ``mfence``,
+These are Numba intrinsics (LLVM's ``!nontemporal`` store metadata, a store fence and
+``llvm.prefetch``): LLVM lowers them on every target (x86: ``vmovntpd``, ``sfence``,
 ``prefetchw``); a target without streaming stores makes ordinary ones.  Their results are
 exactly those of ordinary stores: only the traffic differs.  They take C-contiguous arrays
 only (anything else is a typing error) and index them by flat position.
 """
+
+import platform
 
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -27,6 +29,7 @@ from numba.extending import intrinsic
 from .spatial import kernel
 
 LINE = 8  # float64 entries per 64-byte cache line
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
 _V4 = ir.VectorType(ir.DoubleType(), 4)
 
 
@@ -90,11 +93,23 @@ def stream_zero_line(typingctx, arr, index):
 
 @intrinsic
 def store_fence(typingctx):
-    """Every store before this one (streaming stores included) is visible before any access
-    after it."""
+    """Every store before this one, streaming stores included, is visible (to every thread)
+    before any store after it.
+
+    x86: ``sfence``.  Not LLVM's ``fence seq_cst``, which x86 lowers to a locked
+    instruction: that orders ordinary stores, but streaming stores only on some processors
+    (Linux's wmb() is an sfence for the same reason).  Elsewhere: ``fence seq_cst``
+    (AArch64: ``dmb ish``, which orders its non-temporal stores too).
+    """
 
     def codegen(context, builder, sig, args):
-        builder.fence("seq_cst")
+        if _X86:
+            fnty = ir.FunctionType(ir.VoidType(), [])
+            builder.call(
+                cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.sse.sfence"), []
+            )
+        else:
+            builder.fence("seq_cst")
         return context.get_dummy_value()
 
     return types.void(), codegen
