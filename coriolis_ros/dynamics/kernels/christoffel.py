@@ -120,24 +120,44 @@ def christoffel(mf, q, ws, Gamma):
     return 0
 
 
-# Outputs of at least this many bytes are zeroed by streaming stores (see zero_output): half
-# the per-core L2 cache of the benchmark machine (512 KiB), i.e. from 32 DoF on.
+# Outputs of at least this many bytes, of which at most a STREAM_NONZERO-th is nonzero, are
+# zeroed by streaming stores (see zero_output): half the per-core L2 cache of the benchmark
+# machine (512 KiB), i.e. from 32 DoF on.  Nonzero: Talos full 9 %, Talos reduced 10 %, a
+# 40-DoF quadruped 8 % (streaming measured faster); Talos full on a free flyer 19 %, a
+# 2 x 20 DoF biped 29 %, a serial chain all (ordinary stores measured faster).
 STREAM_BYTES = 256 * 1024
+STREAM_NONZERO = 8
 # Tree bookkeeping for zero_output, in columns the kernel leaves unused (the velocity's).
 WS_ROOT = WS_V  # 1: the root row of row r's tree (its ancestor whose parent is the world)
 WS_RUN_END = WS_V + 1  # 1: one past the run r, r+1, ... of rows descending from r
+WS_DEPTH = WS_V + 2  # 1: the number of rows on the path from the world to r
+
+
+@kernel
+def chain_triples(mf, ws):
+    """The number of triples i <= j <= k on one root path, the sweep's inner iterations
+    (each writes six entries of Gamma): sum over k of depth(k) (depth(k) + 1) / 2."""
+    total = 0
+    for r in range(mf.shape[0]):
+        p = int(mf[r, MF_PARENT])
+        d = 1 if p < 0 else int(ws[p, WS_DEPTH]) + 1
+        ws[r, WS_DEPTH] = d
+        total += d * (d + 1) // 2
+    return total
 
 
 @kernel
 def zero_output(mf, ws, Gamma):
     """Gamma = 0, before the sweep writes its nonzero entries.
 
-    Small outputs: ordinary stores.  From STREAM_BYTES on the output no longer stays in
-    the core's cache until the sweep writes into it, and zeroing it with ordinary stores
-    costs a read and a write of every cache line (two thirds of the time for Talos full).
-    Then every line is zeroed by streaming stores (streaming.stream_zeros: written, not
-    read), and the lines the sweep will write are prefetched for writing, all at once,
-    so that the sweep's scattered stores find them in cache.
+    Small or mostly nonzero outputs: ordinary stores.  From STREAM_BYTES on the output
+    no longer stays in the core's cache until the sweep writes into it, and zeroing it
+    with ordinary stores costs a read and a write of every cache line (two thirds of the
+    time for Talos full).  If moreover the sweep writes at most a STREAM_NONZERO-th of the
+    entries, every line is zeroed by streaming stores (streaming.stream_zeros: written, not
+    read), and the lines the sweep will write are prefetched for writing, all at once, so
+    that the sweep's scattered stores find them in cache.  (For a mostly nonzero output,
+    a chain, the lines the sweep then has to read back cost more than streaming saves.)
 
     Which lines: Gamma[a, b, c] is nonzero only if a, b, c lie on one root path (each
     permutation of a triple i <= j <= k of lines 8-11).  For a row (a, b) with b an
@@ -150,7 +170,7 @@ def zero_output(mf, ws, Gamma):
     The prefetch is a hint: the results never depend on it.
     """
     n = Gamma.shape[0]
-    if n * n * n * 8 < STREAM_BYTES:
+    if n * n * n * 8 < STREAM_BYTES or 6 * chain_triples(mf, ws) * STREAM_NONZERO > n * n * n:
         for a in range(n):
             for b in range(n):
                 for c in range(n):
