@@ -102,8 +102,15 @@ def christoffel(mf, q, ws, Gamma):
             f22 = p02 * jw0 + p12 * jw1 + p22 * jw2 + m2
             o0, o1, o2 = cross(nx, ny, nz, jw0, jw1, jw2)
             f30, f31, f32 = -o0 - f10 - m0, -o1 - f11 - m1, -o2 - f12 - m2
-            i = j
-            while i >= 0:  # lines 11-17
+            # lines 11-17 for i = j: lines 12 and 13 write the same two entries, and line 13
+            # writes last, so line 12 is skipped; line 14's two entries are one
+            g2 = dot3(ws, j, WS_S, f20, f21, f22)
+            g3 = dot3(ws, j, WS_S, f30, f31, f32)
+            Gamma[j, j, k] = g2  # line 13
+            Gamma[j, k, j] = g2
+            Gamma[k, j, j] = g3  # line 14
+            i = int(mf[j, MF_PARENT])
+            while i >= 0:  # lines 11-17, i a strict ancestor of j
                 g1 = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
                 g2 = dot3(ws, i, WS_S, f20, f21, f22)
                 g3 = dot3(ws, i, WS_S, f30, f31, f32)
