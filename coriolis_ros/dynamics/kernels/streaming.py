@@ -22,7 +22,7 @@ only (anything else is a typing error) and index them by flat position.
 
 import platform
 
-from llvmlite import ir
+from llvmlite import ir  # Numba's LLVM binding, installed with it
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
