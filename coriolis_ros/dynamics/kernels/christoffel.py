@@ -7,16 +7,20 @@ With Btilde = B(Phi_k, IC_k) = [[P, 0], [-(L x), 0]] and IC_k Phi_k = (n, L),
 
     D = (IC_k Phi_k xbar*) - Btilde = [[-(n x) - P, -(L x)], [0, 0]],
 
-so F2 and F3 have a zero bottom half (line 9).
+so F2 and F3 have a zero bottom half (line 9).  The skew part of P is -1/2 (n x)
+(:func:`.spatial.body_factor`), so -(n x) - P = -P^T and D = -Btilde^T: F3 = -F2, and
+line 14's entries are minus line 13's, Gamma_kij = -Gamma_jik.  (This is
+Gamma_kji + Gamma_jki = dM_kj/dq_i = 0 for i an ancestor of j and k: joint i carries j,
+k and everything they move rigidly.)  The kernel therefore computes neither D nor F3.
 
 Memory, not arithmetic, bounds the kernel on large trees: Gamma has n^3 entries
 (681 KB for Talos' 44 DoF), of which the sweep writes only those whose indices lie
-on one root path (9 % for Talos).  Three departures from the paper's listing, none
-of which changes a single bit of the result: line 22 (IC_p(k) += IC_k) runs as its
-own backward pass before the sweep, which then finds IC_k complete as it would;
-for i = j the sweep skips line 12, whose entries line 13 overwrites; and large,
-mostly zero outputs are zeroed by streaming stores with the sweep's cache lines
-prefetched (:func:`zero_output`).
+on one root path (9 % for Talos).  Departures from the paper's listing: F3 = -F2
+(above), which changes the results by rounding only; and three which change no bit
+of them: line 22 (IC_p(k) += IC_k) runs as its own backward pass before the sweep,
+which then finds IC_k complete as it would; for i = j the sweep skips line 12, whose
+entries line 13 overwrites; and large, mostly zero outputs are zeroed by streaming
+stores with the sweep's cache lines prefetched (:func:`zero_output`).
 
 Multi-DoF joints and generalized speeds
 ---------------------------------------
@@ -94,13 +98,12 @@ def christoffel(mf, q, ws, Gamma):
         p00, p01, p02, p10, p11, p12, p20, p21, p22, lx, ly, lz = body_factor(
             ws, k, WS_IC, kw0, kw1, kw2, ku0, ku1, ku2
         )
-        # line 6: D needs n, the moment of IC_k Phi_k
-        nx, ny, nz, _, _, _ = inertia_times(ws, k, WS_IC, kw0, kw1, kw2, ku0, ku1, ku2)
+        # line 6: D = -Btilde^T (module docstring), not formed
         j = k
         while j >= 0:  # line 8
             jw0, jw1, jw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
             ju0, ju1, ju2 = ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5]
-            # line 9: F1 = Btilde Phi_j, F2 = Btilde^T Phi_j, F3 = D Phi_j
+            # line 9: F1 = Btilde Phi_j, F2 = Btilde^T Phi_j (F3 = D Phi_j = -F2)
             f10 = p00 * jw0 + p01 * jw1 + p02 * jw2
             f11 = p10 * jw0 + p11 * jw1 + p12 * jw2
             f12 = p20 * jw0 + p21 * jw1 + p22 * jw2
@@ -109,26 +112,22 @@ def christoffel(mf, q, ws, Gamma):
             f20 = p00 * jw0 + p10 * jw1 + p20 * jw2 + m0
             f21 = p01 * jw0 + p11 * jw1 + p21 * jw2 + m1
             f22 = p02 * jw0 + p12 * jw1 + p22 * jw2 + m2
-            o0, o1, o2 = cross(nx, ny, nz, jw0, jw1, jw2)
-            f30, f31, f32 = -o0 - f10 - m0, -o1 - f11 - m1, -o2 - f12 - m2
             # lines 11-17 for i = j: lines 12 and 13 write the same two entries, and line 13
             # writes last, so line 12 is skipped; line 14's two entries are one
             g2 = dot3(ws, j, WS_S, f20, f21, f22)
-            g3 = dot3(ws, j, WS_S, f30, f31, f32)
             Gamma[j, j, k] = g2  # line 13
             Gamma[j, k, j] = g2
-            Gamma[k, j, j] = g3  # line 14
+            Gamma[k, j, j] = -g2  # line 14: Phi_j . F3 = -Phi_j . F2
             i = int(mf[j, MF_PARENT])
             while i >= 0:  # lines 11-17, i a strict ancestor of j
                 g1 = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
                 g2 = dot3(ws, i, WS_S, f20, f21, f22)
-                g3 = dot3(ws, i, WS_S, f30, f31, f32)
                 Gamma[i, j, k] = g1  # line 12
                 Gamma[i, k, j] = g1
                 Gamma[j, i, k] = g2  # line 13
                 Gamma[j, k, i] = g2
-                Gamma[k, i, j] = g3  # line 14
-                Gamma[k, j, i] = g3
+                Gamma[k, i, j] = -g2  # line 14: Phi_i . F3 = -Phi_i . F2
+                Gamma[k, j, i] = -g2
                 i = int(mf[i, MF_PARENT])
             j = int(mf[j, MF_PARENT])
     if has_multi_dof(mf):
