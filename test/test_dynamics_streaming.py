@@ -2,10 +2,10 @@
 
 stream_zeros must zero exactly the array it is given, whatever its size and its alignment
 against 64-byte cache lines (whole lines are written by streaming stores, the partial lines
-at both ends by ordinary ones), and leave its neighbours alone.  Algorithm 2 zeroes its
-output that way from STREAM_BYTES on and prefetches the lines its sweep writes, using a
-depth-first-order heuristic: its results must not depend on the output's alignment or prior
-contents, nor on the row order, and must match Pinocchio on both sides of the size bound.
+at both ends by ordinary ones), and leave its neighbours alone.  Algorithm 2 zeroes large,
+mostly zero outputs that way: its results must not depend on the output's alignment or prior
+contents, nor on the row order, and must match Pinocchio on both sides of each bound (size,
+share of nonzero entries).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _streams(dyn) -> bool:
         ("serial_chain", 31, True, False),  # below STREAM_BYTES
         ("serial_chain", 32, True, False),  # large, but every entry is nonzero
         ("biped", 36, True, False),  # 29 % nonzero
-        ("quadruped", 40, True, True),  # 8 % nonzero: streaming stores, prefetch
+        ("quadruped", 40, True, True),  # 8 % nonzero: streaming stores
         ("binary_tree", 33, True, True),
         ("binary_tree", 34, False, True),  # rows reordered breadth-first
     ],

@@ -20,7 +20,7 @@ on one root path (9 % for Talos).  Departures from the paper's listing: F3 = -F2
 of them: line 22 (IC_p(k) += IC_k) runs as its own backward pass before the sweep,
 which then finds IC_k complete as it would; for i = j the sweep skips line 12, whose
 entries line 13 overwrites; and large, mostly zero outputs are zeroed by streaming
-stores with the sweep's cache lines prefetched (:func:`zero_output`).
+stores (:func:`zero_output`).
 
 Multi-DoF joints and generalized speeds
 ---------------------------------------
@@ -72,7 +72,7 @@ from .spatial import (
     kernel,
     long_kernel,
 )
-from .streaming import LINE, data_address, line_start, prefetch_for_write, stream_zeros
+from .streaming import stream_zeros
 
 
 @long_kernel
@@ -142,16 +142,13 @@ def christoffel(mf, q, ws, Gamma):
 # 2 x 20 DoF biped 29 %, a serial chain all (ordinary stores measured faster).
 STREAM_BYTES = 256 * 1024
 STREAM_NONZERO = 8
-# Tree bookkeeping for zero_output, in columns the kernel leaves unused (the velocity's).
-WS_ROOT = WS_V  # 1: the root row of row r's tree (its ancestor whose parent is the world)
-WS_RUN_END = WS_V + 1  # 1: one past the run r, r+1, ... of rows descending from r
-WS_DEPTH = WS_V + 2  # 1: the number of rows on the path from the world to r
+WS_DEPTH = WS_V  # 1: rows on the path from the world to r (a column the kernel leaves unused)
 
 
 @kernel
 def chain_triples(mf, ws):
     """The number of triples i <= j <= k on one root path, the sweep's inner iterations
-    (each writes six entries of Gamma): sum over k of depth(k) (depth(k) + 1) / 2."""
+    (each writes up to six entries of Gamma): sum over k of depth(k) (depth(k) + 1) / 2."""
     total = 0
     for r in range(mf.shape[0]):
         p = int(mf[r, MF_PARENT])
@@ -165,59 +162,23 @@ def chain_triples(mf, ws):
 def zero_output(mf, ws, Gamma):
     """Gamma = 0, before the sweep writes its nonzero entries.
 
-    Small or mostly nonzero outputs: ordinary stores.  From STREAM_BYTES on the output
-    no longer stays in the core's cache until the sweep writes into it, and zeroing it
-    with ordinary stores costs a read and a write of every cache line (two thirds of the
-    time for Talos full).  If moreover the sweep writes at most a STREAM_NONZERO-th of the
-    entries, every line is zeroed by streaming stores (streaming.stream_zeros: written, not
-    read), and the lines the sweep will write are prefetched for writing, all at once, so
-    that the sweep's scattered stores find them in cache.  (For a mostly nonzero output,
-    a chain, the lines the sweep then has to read back cost more than streaming saves.)
-
-    Which lines: Gamma[a, b, c] is nonzero only if a, b, c lie on one root path (each
-    permutation of a triple i <= j <= k of lines 8-11).  For a row (a, b) with b an
-    ancestor of a, or a itself, c is then an ancestor of a (at least root(a)) or a
-    descendant of a; for b a descendant of a, c is an ancestor of b or a descendant of b.
-    With rows in depth-first order, as URDF trees usually are, the descendants of r are
-    the run r + 1 ... WS_RUN_END(r) - 1, so each such row's nonzeros lie in its columns
-    root ... end - 1.  In another topological order some descendants lie outside the run:
-    their lines are not prefetched, and the sweep writes them all the same (only slower).
-    The prefetch is a hint: the results never depend on it.
+    Ordinary stores, except for large, mostly zero outputs.  From STREAM_BYTES on, the
+    output no longer stays in the core's cache until the sweep writes into it, and zeroing
+    it with ordinary stores costs a read and a write of every cache line: two thirds of the
+    time for Talos full.  If moreover the sweep writes at most a STREAM_NONZERO-th of the
+    entries (Gamma[a, b, c] is nonzero only if a, b, c lie on one root path), every line is
+    zeroed by streaming stores (streaming.stream_zeros: written, not read), and only the
+    lines the sweep writes (14 % of them for Talos) are read back.  For a mostly nonzero
+    output (a chain) reading them back costs more than streaming saves.
     """
     n = Gamma.shape[0]
-    if n * n * n * 8 < STREAM_BYTES or 6 * chain_triples(mf, ws) * STREAM_NONZERO > n * n * n:
-        for a in range(n):
-            for b in range(n):
-                for c in range(n):
-                    Gamma[a, b, c] = 0.0
+    if n * n * n * 8 >= STREAM_BYTES and 6 * chain_triples(mf, ws) * STREAM_NONZERO <= n * n * n:
+        stream_zeros(Gamma)
         return
-    stream_zeros(Gamma)
-    for r in range(n):
-        p = int(mf[r, MF_PARENT])
-        ws[r, WS_ROOT] = r if p < 0 else ws[p, WS_ROOT]
-    for r in range(n - 1, -1, -1):
-        end = r + 1  # the run continues while the next row's parent is r or in the run
-        while end < n and int(mf[end, MF_PARENT]) >= r:
-            end = int(ws[end, WS_RUN_END])  # skip that row's own run
-        ws[r, WS_RUN_END] = end
-    address = data_address(Gamma)
     for a in range(n):
-        root, end = int(ws[a, WS_ROOT]), int(ws[a, WS_RUN_END])
-        b = a
-        while b >= 0:  # rows (a, b), b = a or an ancestor of a
-            prefetch_row(Gamma, address, (a * n + b) * n, root, end)
-            b = int(mf[b, MF_PARENT])
-        for b in range(a + 1, end):  # rows (a, b), b a descendant of a
-            prefetch_row(Gamma, address, (a * n + b) * n, root, int(ws[b, WS_RUN_END]))
-
-
-@kernel
-def prefetch_row(Gamma, address, row, c0, c1):
-    """Prefetch for writing the lines of Gamma.flat[row + c0 : row + c1]."""
-    x = row + c0
-    while x < row + c1:
-        prefetch_for_write(Gamma, x)
-        x = line_start(address, x) + LINE
+        for b in range(n):
+            for c in range(n):
+                Gamma[a, b, c] = 0.0
 
 
 @kernel

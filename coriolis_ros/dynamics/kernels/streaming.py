@@ -10,12 +10,10 @@ memory, without reading them and without evicting what the cache holds.
   non-temporal stores, the partial lines at its two ends by ordinary stores.  It ends with
   :func:`store_fence`, which orders the streaming stores before every later memory access
   (and so before another thread reads the array).
-* :func:`prefetch_for_write` hints that a line will be written soon, so that its read
-  overlaps with other work instead of stalling the store that needs it.
 
-These are Numba intrinsics (LLVM's ``!nontemporal`` store metadata, a store fence and
-``llvm.prefetch``): LLVM lowers them on every target (x86: ``vmovntpd``, ``sfence``,
-``prefetchw``); a target without streaming stores makes ordinary ones.  Their results are
+These are Numba intrinsics (LLVM's ``!nontemporal`` store metadata and a store fence):
+LLVM lowers them on every target (x86: ``vmovntpd``, ``sfence``); a target without
+streaming stores makes ordinary ones.  Their results are
 exactly those of ordinary stores: only the traffic differs.  They take C-contiguous arrays
 only (anything else is a typing error) and index them by flat position.
 """
@@ -113,32 +111,6 @@ def store_fence(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
-
-
-@intrinsic
-def prefetch_for_write(typingctx, arr, index):
-    """Hint: the line holding arr.flat[index] will be written soon (no effect on results; the
-    index must lie inside arr)."""
-    if not _c_float64(arr):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        # rw = 1 (write), locality = 3 (keep in all cache levels), data cache
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.void(arr, types.intp), codegen
-
-
-@kernel
-def line_start(address, index):
-    """The flat index where the 64-byte line holding entry ``index`` begins (may be < 0)."""
-    return index - (address // 8 + index) % LINE
 
 
 @kernel
