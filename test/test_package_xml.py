@@ -27,6 +27,9 @@ ROSDEP = {
     "launch_pytest": "launch_pytest",
     "launch_ros": "launch_ros",
     "launch_testing": "launch_testing",
+    # Numba's own LLVM binding (kernels/streaming.py builds IR with it): rosdep has no key of
+    # its own; python3-numba depends on python3-llvmlite, as pip's numba on llvmlite.
+    "llvmlite": "python3-numba",
     "nav_msgs": "nav_msgs",
     "numba": "python3-numba",
     "numpy": "python3-numpy",

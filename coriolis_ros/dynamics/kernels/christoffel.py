@@ -7,7 +7,20 @@ With Btilde = B(Phi_k, IC_k) = [[P, 0], [-(L x), 0]] and IC_k Phi_k = (n, L),
 
     D = (IC_k Phi_k xbar*) - Btilde = [[-(n x) - P, -(L x)], [0, 0]],
 
-so F2 and F3 have a zero bottom half (line 9).
+so F2 and F3 have a zero bottom half (line 9).  The skew part of P is -1/2 (n x)
+(:func:`.spatial.body_factor`), so -(n x) - P = -P^T and D = -Btilde^T: F3 = -F2, and
+line 14's entries are minus line 13's, Gamma_kij = -Gamma_jik.  (This is
+Gamma_kji + Gamma_jki = dM_kj/dq_i = 0 for i an ancestor of j and k: joint i carries j,
+k and everything they move rigidly.)  The kernel therefore computes neither D nor F3.
+
+Memory, not arithmetic, bounds the kernel on large trees: Gamma has n^3 entries
+(681 KB for Talos' 44 DoF), of which the sweep writes only those whose indices lie
+on one root path (9 % for Talos).  Departures from the paper's listing: F3 = -F2
+(above), which changes the results by rounding only; and three which change no bit
+of them: line 22 (IC_p(k) += IC_k) runs as its own backward pass before the sweep,
+which then finds IC_k complete as it would; for i = j the sweep skips line 12, whose
+entries line 13 overwrites; and large, mostly zero outputs are zeroed by streaming
+stores (:func:`zero_output`).
 
 Multi-DoF joints and generalized speeds
 ---------------------------------------
@@ -49,6 +62,7 @@ from .kinematics import check_position, SIZE_OUT, forward_positions
 from .spatial import (
     WS_IC,
     WS_S,
+    WS_V,
     add_rows,
     body_factor,
     cross,
@@ -58,6 +72,7 @@ from .spatial import (
     kernel,
     long_kernel,
 )
+from .streaming import stream_zeros
 
 
 @long_kernel
@@ -70,10 +85,11 @@ def christoffel(mf, q, ws, Gamma):
     if Gamma.shape[0] != n or Gamma.shape[1] != n or Gamma.shape[2] != n:
         return SIZE_OUT
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
-    for a in range(n):
-        for b in range(n):
-            for c in range(n):
-                Gamma[a, b, c] = 0.0
+    for k in range(n - 1, -1, -1):  # line 22, hoisted: IC_k is complete before step k reads it
+        b = int(mf[k, MF_PARENT])
+        if b >= 0:
+            add_rows(ws, b, k, WS_IC, 10)
+    zero_output(mf, ws, Gamma)
 
     for k in range(n - 1, -1, -1):  # line 4
         kw0, kw1, kw2 = ws[k, WS_S], ws[k, WS_S + 1], ws[k, WS_S + 2]
@@ -82,13 +98,12 @@ def christoffel(mf, q, ws, Gamma):
         p00, p01, p02, p10, p11, p12, p20, p21, p22, lx, ly, lz = body_factor(
             ws, k, WS_IC, kw0, kw1, kw2, ku0, ku1, ku2
         )
-        # line 6: D needs n, the moment of IC_k Phi_k
-        nx, ny, nz, _, _, _ = inertia_times(ws, k, WS_IC, kw0, kw1, kw2, ku0, ku1, ku2)
+        # line 6: D = -Btilde^T (module docstring), not formed
         j = k
         while j >= 0:  # line 8
             jw0, jw1, jw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
             ju0, ju1, ju2 = ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5]
-            # line 9: F1 = Btilde Phi_j, F2 = Btilde^T Phi_j, F3 = D Phi_j
+            # line 9: F1 = Btilde Phi_j, F2 = Btilde^T Phi_j (F3 = D Phi_j = -F2)
             f10 = p00 * jw0 + p01 * jw1 + p02 * jw2
             f11 = p10 * jw0 + p11 * jw1 + p12 * jw2
             f12 = p20 * jw0 + p21 * jw1 + p22 * jw2
@@ -97,26 +112,81 @@ def christoffel(mf, q, ws, Gamma):
             f20 = p00 * jw0 + p10 * jw1 + p20 * jw2 + m0
             f21 = p01 * jw0 + p11 * jw1 + p21 * jw2 + m1
             f22 = p02 * jw0 + p12 * jw1 + p22 * jw2 + m2
-            o0, o1, o2 = cross(nx, ny, nz, jw0, jw1, jw2)
-            f30, f31, f32 = -o0 - f10 - m0, -o1 - f11 - m1, -o2 - f12 - m2
-            i = j
-            while i >= 0:  # lines 11-17
+            # lines 11-17 for i = j: lines 12 and 13 write the same two entries, and line 13
+            # writes last, so line 12 is skipped; line 14's two entries are one
+            g2 = dot3(ws, j, WS_S, f20, f21, f22)
+            Gamma[j, j, k] = g2  # line 13
+            Gamma[j, k, j] = g2
+            Gamma[k, j, j] = -g2  # line 14: Phi_j . F3 = -Phi_j . F2
+            i = int(mf[j, MF_PARENT])
+            while i >= 0:  # lines 11-17, i a strict ancestor of j
                 g1 = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
                 g2 = dot3(ws, i, WS_S, f20, f21, f22)
-                g3 = dot3(ws, i, WS_S, f30, f31, f32)
                 Gamma[i, j, k] = g1  # line 12
                 Gamma[i, k, j] = g1
                 Gamma[j, i, k] = g2  # line 13
                 Gamma[j, k, i] = g2
-                Gamma[k, i, j] = g3  # line 14
-                Gamma[k, j, i] = g3
+                Gamma[k, i, j] = -g2  # line 14: Phi_i . F3 = -Phi_i . F2
+                Gamma[k, j, i] = -g2
                 i = int(mf[i, MF_PARENT])
             j = int(mf[j, MF_PARENT])
-        b = int(mf[k, MF_PARENT])
-        if b >= 0:  # line 22
-            add_rows(ws, b, k, WS_IC, 10)
-    multi_dof_terms(mf, ws, Gamma)
+    if has_multi_dof(mf):
+        multi_dof_terms(mf, ws, Gamma)
     return 0
+
+
+# Outputs of at least this many bytes, of which at most a STREAM_NONZERO-th is nonzero, are
+# zeroed by streaming stores (see zero_output): half the per-core L2 cache of the benchmark
+# machine (512 KiB), i.e. from 32 DoF on.  Nonzero: Talos full 9 %, Talos reduced 10 %, a
+# 40-DoF quadruped 8 % (streaming measured faster); Talos full on a free flyer 19 %, a
+# 2 x 20 DoF biped 29 %, a serial chain all (ordinary stores measured faster).
+STREAM_BYTES = 256 * 1024
+STREAM_NONZERO = 8
+WS_DEPTH = WS_V  # 1: rows on the path from the world to r (a column the kernel leaves unused)
+
+
+@kernel
+def chain_triples(mf, ws):
+    """The number of triples i <= j <= k on one root path, the sweep's inner iterations
+    (each writes up to six entries of Gamma): sum over k of depth(k) (depth(k) + 1) / 2."""
+    total = 0
+    for r in range(mf.shape[0]):
+        p = int(mf[r, MF_PARENT])
+        d = 1 if p < 0 else int(ws[p, WS_DEPTH]) + 1
+        ws[r, WS_DEPTH] = d
+        total += d * (d + 1) // 2
+    return total
+
+
+@kernel
+def zero_output(mf, ws, Gamma):
+    """Gamma = 0, before the sweep writes its nonzero entries.
+
+    Ordinary stores, except for large, mostly zero outputs.  From STREAM_BYTES on, the
+    output no longer stays in the core's cache until the sweep writes into it, and zeroing
+    it with ordinary stores costs a read and a write of every cache line: two thirds of the
+    time for Talos full.  If moreover the sweep writes at most a STREAM_NONZERO-th of the
+    entries (Gamma[a, b, c] is nonzero only if a, b, c lie on one root path), every line is
+    zeroed by streaming stores (streaming.stream_zeros: written, not read), and only the
+    lines the sweep writes (14 % of them for Talos) are read back.  For a mostly nonzero
+    output (a chain) reading them back costs more than streaming saves.
+    """
+    n = Gamma.shape[0]
+    if n * n * n * 8 >= STREAM_BYTES and 6 * chain_triples(mf, ws) * STREAM_NONZERO <= n * n * n:
+        stream_zeros(Gamma)
+        return
+    for a in range(n):
+        for b in range(n):
+            for c in range(n):
+                Gamma[a, b, c] = 0.0
+
+
+@kernel
+def has_multi_dof(mf):
+    for r in range(mf.shape[0]):
+        if mf[r, MF_TYPE] >= FREE:
+            return True
+    return False
 
 
 @kernel
