@@ -350,3 +350,31 @@ def test_slotine_li_batch_equals_loop_bitwise_and_names_bad_rows(T):
     bad[T - 3, 0] = np.inf
     with pytest.raises(ValueError, match=f"QdR row {T - 3} has a NaN"):
         dyn.slotine_li_batch(Q, V, bad, A)
+
+
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({}, {"GOMP_SPINCOUNT": "3000", "OMP_WAIT_POLICY": None}),
+        ({"OMP_WAIT_POLICY": "PASSIVE"}, {"GOMP_SPINCOUNT": None, "OMP_WAIT_POLICY": "PASSIVE"}),
+        ({"GOMP_SPINCOUNT": "50"}, {"GOMP_SPINCOUNT": "50", "OMP_WAIT_POLICY": None}),
+    ],
+)
+def test_openmp_spin_default_yields_to_the_users_choice(env, expected):
+    """A bounded spin unless the user chose a wait policy or spin count (set before OpenMP
+    loads, in a fresh process)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    child_env = {k: v for k, v in os.environ.items()
+                 if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    child_env.update(env)
+    code = (
+        "import json, os; import coriolis_ros.dynamics.batch; "
+        "print(json.dumps({k: os.environ.get(k) for k in ('GOMP_SPINCOUNT', 'OMP_WAIT_POLICY')}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == expected

@@ -17,9 +17,10 @@ preallocated arrays (float64, C-contiguous, writeable, the right shapes).
 Each call is a pure function of its arrays, so the batches can be cut anywhere
 (chunks of a long recording, Dask tasks): results do not depend on the cut.
 
-Numba's OpenMP layer is asked to let idle threads sleep (``OMP_WAIT_POLICY=PASSIVE``
-unless the environment says otherwise).  One batch runs at a time per process (a lock
-around the parallel launch): each already uses every Numba thread, and Numba's
+Numba's OpenMP threads spin briefly after a batch, then sleep (``GOMP_SPINCOUNT=3000``
+unless the environment sets it or ``OMP_WAIT_POLICY``; see ``DEFAULT_SPINCOUNT``).  One
+batch runs at a time per process (a lock around the parallel launch): each already uses
+every Numba thread, and Numba's
 ``workqueue`` threading layer must not be entered from two threads at once.  The
 per-chunk workspaces belong to the :class:`Dynamics` instance, so, as for the
 single-state calls, one instance is not for several threads at once
@@ -51,12 +52,18 @@ from .kernels.kinematics import (
 _F64 = np.dtype(np.float64)
 _LAUNCH = threading.Lock()
 
-# With Numba's OpenMP threading layer, idle worker threads would otherwise spin for a while
-# after each batch, taking CPU from the rest of the process (a ROS node's callbacks) and from
-# other processes; on a loaded 2-core machine that made batches several times slower.  Only
-# a default: it takes effect if set before OpenMP is loaded (the first parallel batch), and
-# an OMP_WAIT_POLICY chosen by the user wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How long Numba's OpenMP (libgomp) worker threads spin after a batch before they sleep.
+# libgomp's default spin burnt ~9 ms of CPU after every batch (measured), taking it from the
+# rest of the process and from other processes: on a loaded 2-core machine batches became
+# several times slower.  Sleeping at once (OMP_WAIT_POLICY=PASSIVE) burns nothing, but every
+# batch then waits for its threads to be woken: back-to-back batches of 100 UR5 states took
+# ~1.3 us per state instead of ~0.8.  DEFAULT_SPINCOUNT spins ~0.15 ms (measured ~0.2 ms of CPU
+# per batch), enough to bridge the Python between consecutive batch calls.  Only a default:
+# it takes effect if set before OpenMP is loaded (the first parallel batch), and an
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT chosen by the user wins.
+DEFAULT_SPINCOUNT = "3000"
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = DEFAULT_SPINCOUNT
 
 _RF1 = types.Array(types.float64, 1, "C", readonly=True)
 _RF2 = types.Array(types.float64, 2, "C", readonly=True)
