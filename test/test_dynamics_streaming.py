@@ -140,14 +140,30 @@ def test_large_christoffel_any_alignment_order_and_prior_contents(
     q = np.random.default_rng(n).uniform(-np.pi, np.pi, dyn.nq)
     ref = dyn.christoffel(q).copy()
     assert_close(ref, oracle.christoffel_fd(q), FD_TOL, f"{topology} {n} Gamma vs FD")
+    # single calls never stream (their out= stays cached); a batch's rows do, at any
+    # alignment of the output and whatever it held before
     buf = np.empty(n**3 + 8)
     for offset in range(8):
         buf[:] = np.nan
         out = buf[offset : offset + n**3].reshape(n, n, n)
         dyn.christoffel(q, out=out)
         np.testing.assert_array_equal(out, ref, err_msg=f"offset {offset}")
+        buf[:] = np.nan
+        dyn.christoffel_batch(q[None], out=out[None])
+        np.testing.assert_array_equal(out, ref, err_msg=f"batch, offset {offset}")
     Q = np.stack([q, np.random.default_rng(1).uniform(-np.pi, np.pi, dyn.nq)])
     G = np.full((2, n, n, n), np.nan)
     dyn.christoffel_batch(Q, out=G)
     np.testing.assert_array_equal(G[0], ref)
     np.testing.assert_array_equal(G[1], dyn.christoffel(Q[1]))
+
+
+def test_only_the_batches_workspaces_ask_for_streaming():
+    from coriolis_ros.dynamics import batch as _batch
+    from coriolis_ros.dynamics.kernels.spatial import WS_STREAM
+
+    dyn, _ = library_and_oracle(random_tree("quadruped", 40, seed=40))
+    assert dyn._ws[0, WS_STREAM] == 0.0
+    assert dyn.clone()._ws[0, WS_STREAM] == 0.0
+    wss, _ = _batch.workspaces(dyn)
+    assert np.all(wss[:, 0, WS_STREAM] == 1.0)

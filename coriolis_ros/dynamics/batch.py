@@ -37,6 +37,7 @@ from numba import config as numba_config
 from numba import get_num_threads, set_parallel_chunksize, types
 
 from .kernels import batch as _kb
+from .kernels.spatial import WS_STREAM
 from .kernels.kinematics import (
     BAD_Q,
     BAD_QD,
@@ -141,6 +142,9 @@ def workspaces(dyn) -> tuple[np.ndarray, int]:
     if wss is None:
         chunks = _kb.CHUNKS_PER_THREAD * max(1, numba_config.NUMBA_NUM_THREADS)
         wss = np.zeros((chunks, *dyn._ws.shape))
+        # each state's outputs are fresh memory: large sparse ones are zeroed by streaming
+        # stores (kernels.christoffel.zero_output); a single call's are not
+        wss[:, 0, WS_STREAM] = 1.0
         dyn._batch_wss = wss
     return wss, get_num_threads()
 

@@ -60,6 +60,7 @@ along Phi_k still hold, and for single-DoF joints Delta is zero.
 from ..model import FREE, MF_PARENT, MF_SUB, MF_TYPE
 from .kinematics import check_position, SIZE_OUT, forward_positions
 from .spatial import (
+    WS_STREAM,
     WS_IC,
     WS_S,
     WS_V,
@@ -170,9 +171,16 @@ def zero_output(mf, ws, Gamma):
     zeroed by streaming stores (streaming.stream_zeros: written, not read), and only the
     lines the sweep writes (14 % of them for Talos) are read back.  For a mostly nonzero
     output (a chain) reading them back costs more than streaming saves.
+
+    Only where the workspace says the outputs are fresh memory (``ws[0, WS_STREAM]``, set in
+    the batches' workspaces): a single call's ``out=``, reused from call to call, stays in
+    the cache, and streaming would push it to memory for the sweep to read back (Talos
+    reduced, 32 DoF: 10 -> 21 us per call, measured).
     """
     n = Gamma.shape[0]
-    if n * n * n * 8 >= STREAM_BYTES and 6 * chain_triples(mf, ws) * STREAM_NONZERO <= n * n * n:
+    fresh = ws[0, WS_STREAM] != 0.0
+    large = n * n * n * 8 >= STREAM_BYTES
+    if fresh and large and 6 * chain_triples(mf, ws) * STREAM_NONZERO <= n * n * n:
         stream_zeros(Gamma)
         return
     for a in range(n):

@@ -30,7 +30,8 @@ WS_F = 58  # 6: force, then summed over the subtree
 WS_A = 64  # 6: acceleration
 WS_U = 70  # 6: J_i x, a velocity-like vector (coriolis_times, slotine_li)
 WS_CS = 76  # 2: cos and sin of the joint angle (revolute; planar: its rotation)
-WS_WIDTH = 78
+WS_STREAM = 78  # 1, row 0 only: 1.0 if the caller fills fresh outputs (the batches), else 0
+WS_WIDTH = 79
 
 # Fused multiply-add is the one fast-math liberty taken: it only removes a rounding step.
 # _nrt=False: no Numba runtime.  The kernels never allocate (so this also proves it: an
