@@ -5,6 +5,10 @@ and the batch results agree with Pinocchio.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 
 import numba
@@ -363,11 +367,6 @@ def test_slotine_li_batch_equals_loop_bitwise_and_names_bad_rows(T):
 def test_openmp_spin_default_yields_to_the_users_choice(env, expected):
     """A bounded spin unless the user chose a wait policy or spin count (set before OpenMP
     loads, in a fresh process)."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     child_env = {k: v for k, v in os.environ.items()
                  if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     child_env.update(env)

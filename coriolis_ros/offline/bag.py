@@ -652,8 +652,11 @@ def process_bag(
         if plot:
             files += write_plots(stem, arrays)
         t3 = time.perf_counter()
-    except (BagError, parquet.ParquetUnavailable) as exc:
-        result.error = f"{bag}: {exc}" if isinstance(exc, ImportError) else str(exc)
+    except BagError as exc:
+        result.error = str(exc)
+        return result
+    except parquet.ParquetUnavailable as exc:  # asked for Parquet without pyarrow
+        result.error = f"{bag}: {exc}"
         return result
     except Exception as exc:  # a failure while writing, named with the bag
         result.error = f"{bag}: {type(exc).__name__}: {exc}"
