@@ -54,12 +54,12 @@ _F64 = np.dtype(np.float64)
 _LAUNCH = threading.Lock()
 
 # How long Numba's OpenMP (libgomp) worker threads spin after a batch before they sleep.
-# libgomp's default spin burnt ~9 ms of CPU after every batch (measured), taking it from the
-# rest of the process and from other processes: on a loaded 2-core machine batches became
-# several times slower.  Sleeping at once (OMP_WAIT_POLICY=PASSIVE) burns nothing, but every
-# batch then waits for its threads to be woken: back-to-back batches of 100 UR5 states took
-# ~1.3 us per state instead of ~0.8.  DEFAULT_SPINCOUNT spins ~0.15 ms (measured ~0.2 ms of CPU
-# per batch), enough to bridge the Python between consecutive batch calls.  Only a default:
+# libgomp's default spin burnt 8.6 ms of CPU after every batch (median of 3 runs), taking it
+# from the rest of the process and from other processes: on a loaded 2-core machine batches
+# became several times slower.  Sleeping at once (OMP_WAIT_POLICY=PASSIVE, 0.09 ms) makes
+# every batch wait for its threads to be woken: back-to-back batches of 100 UR5 states took
+# 1.7 us per state instead of 1.1.  DEFAULT_SPINCOUNT spins ~0.1 ms (0.17 ms of CPU per batch
+# in all), enough to bridge the Python between consecutive batch calls.  Only a default:
 # it takes effect if set before OpenMP is loaded (the first parallel batch), and an
 # OMP_WAIT_POLICY or GOMP_SPINCOUNT chosen by the user wins.
 DEFAULT_SPINCOUNT = "3000"

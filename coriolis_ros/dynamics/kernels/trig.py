@@ -1,9 +1,8 @@
 """Sine and cosine of a joint angle, inlined into the kinematics.
 
-libm's ``sincos`` took 24 ns a call here, this 11 ns, and as a call it spilled the sweep's
-live values around it.  With it (and :func:`kinematics.joint_angles` taking every angle's
-sine and cosine in a loop of its own), per state on one thread: Algorithm 1 0.82 -> 0.76 us
-on UR5, RNEA 0.58 -> 0.54 us on UR5 and 4.2 -> 3.7 us on Talos (44 DoF).
+libm's ``sin`` and ``cos`` took 25 ns a pair here, this 11 ns (medians of 3 runs), and as a
+call it spilled the sweep's live values around it; :func:`kinematics.joint_angles` takes
+every angle's sine and cosine in a loop of its own, before the forward pass.
 
 Method (Cody & Waite, *Software Manual for the Elementary Functions*, 1980): write
 x = k pi/2 + r with k the nearest integer to x 2/pi and |r| <= pi/4, the product k pi/2
