@@ -20,8 +20,8 @@ Each call is a pure function of its arrays, so the batches can be cut anywhere
 Numba's OpenMP threads spin briefly after a batch, then sleep (``GOMP_SPINCOUNT=3000``
 unless the environment sets it or ``OMP_WAIT_POLICY``; see ``DEFAULT_SPINCOUNT``).  One
 batch runs at a time per process (a lock around the parallel launch): each already uses
-every Numba thread, and Numba's
-``workqueue`` threading layer must not be entered from two threads at once.  The
+every Numba thread, and Numba's ``workqueue`` threading layer must not be entered from two
+threads at once.  The
 per-chunk workspaces belong to the :class:`Dynamics` instance, so, as for the
 single-state calls, one instance is not for several threads at once
 (:meth:`Dynamics.clone`).

@@ -175,12 +175,12 @@ def place_body(mf, q, ws, i):
     q about z, or translated by q along z.  Phi in world coordinates is (a, p x a)
     for a revolute joint with axis a through p, and (0, a) for a prismatic one.
     A multi-DoF joint is placed whole by its first row (:func:`place_free`,
-    :func:`place_planar`).
+    :func:`place_planar`).  Rotations read their cos and sin from WS_CS:
+    :func:`joint_angles` runs first, once per state.
     """
     kind = mf[i, MF_TYPE]
     if kind >= FREE and mf[i, MF_SUB] > 0:
         return  # placed with its joint's first row
-    iq = int(mf[i, MF_Q])
     b = int(mf[i, MF_PARENT])
     t0, t1, t2 = mf[i, MF_T], mf[i, MF_T + 1], mf[i, MF_T + 2]
     if b < 0:  # the world
@@ -207,6 +207,7 @@ def place_body(mf, q, ws, i):
         px = ws[b, WS_P] + r00 * t0 + r01 * t1 + r02 * t2
         py = ws[b, WS_P + 1] + r10 * t0 + r11 * t1 + r12 * t2
         pz = ws[b, WS_P + 2] + r20 * t0 + r21 * t1 + r22 * t2
+    iq = int(mf[i, MF_Q])
     if kind == FREE:
         place_free(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, px, py, pz)
         return
