@@ -3,9 +3,11 @@
     coriolis-ros compute robot.urdf --q 0.1 0.2 ... --qd 1 0 ... [--format text|json|npz] [-o FILE]
     coriolis-ros check robot.urdf [--samples 20] [--seed 0]
     coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
-                     [--urdf FILE] [--write-bag] [--plot]
-    (compute and check take --root-joint fixed|floating|planar; a floating base's q is
-    x y z qx qy qz qw then the joints, its velocity linear then angular, base frame)
+                     [--urdf FILE] [--write-bag] [--plot] [--root-joint floating
+                     [--odometry-topic /odom]]
+    (compute, check and bag take --root-joint fixed|floating|planar; a floating base's q is
+    x y z qx qy qz qw then the joints, its velocity linear then angular, base frame; bag takes
+    the base state from the recorded nav_msgs/Odometry, as the node does)
 
 ``compute`` prints every term of coriolis_ros/CoriolisState at one state (q, q̇, C, C q̇,
 Cᵀ q̇, M, Ṁ, g, p = M q̇) and the Christoffel symbols; the JSON and npz keys are the message
@@ -122,6 +124,23 @@ def _parser() -> argparse.ArgumentParser:
         help="also write <output>_bag with coriolis_ros/msg/CoriolisState messages",
     )
     bag.add_argument("--plot", action="store_true", help="also write <output>_<field>.png")
+    bag.add_argument(
+        "--root-joint",
+        choices=("fixed", "floating", "planar"),
+        default="fixed",
+        help="how the URDF's root link is attached to the world (default fixed); floating and "
+        "planar bases take their state from the recorded nav_msgs/Odometry",
+    )
+    bag.add_argument(
+        "--odometry-topic", help="floating/planar base: default /odom or the only Odometry topic"
+    )
+    bag.add_argument(
+        "--base-state-timeout",
+        type=float,
+        default=0.1,
+        help="floating/planar base: largest stamp difference (s) between a joint state and the "
+        "odometry it is paired with, as the node's parameter (default 0.1)",
+    )
     bag.add_argument(
         "--observer-gain", type=float, default=50.0, help="momentum observer gain (1/s)"
     )
@@ -243,6 +262,10 @@ def _bag(args) -> int:
         return usage("-o/--output takes one bag; use --output-dir for several")
     if args.jobs is not None and args.jobs < 1:
         return usage("--jobs must be at least 1")
+    if not args.base_state_timeout > 0:
+        return usage("--base-state-timeout must be positive")
+    if args.odometry_topic and args.root_joint == "fixed":
+        return usage("--odometry-topic needs --root-joint floating or planar")
     fields = offline.TERM_FIELDS
     if args.fields:
         fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
@@ -281,6 +304,9 @@ def _bag(args) -> int:
         write_bag_storage=args.write_bag,
         plot=args.plot,
         observer_gain=args.observer_gain,
+        root_joint=args.root_joint,
+        odometry_topic=args.odometry_topic,
+        base_state_timeout=args.base_state_timeout,
     )
     progress = offline.Progress(len(args.bags), enabled=False if args.no_progress else None)
     try:

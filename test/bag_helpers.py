@@ -70,3 +70,50 @@ def trajectory_bag(path: Path, storage: str, names, stamps, Q, V, urdf=None, eff
 def storage_file(bag: Path) -> Path:
     (file,) = [p for p in bag.iterdir() if p.suffix in (".db3", ".mcap")]
     return file
+
+
+def odometry(stamp_ns: int, child: str, pose, twist, frame: str = "odom"):
+    """nav_msgs/Odometry: pose (x, y, z, qx, qy, qz, qw) of ``child`` in ``frame``, twist
+    (linear, angular) in ``child``."""
+    t = TYPESTORE.types
+    sec, nanosec = divmod(int(stamp_ns), 10**9)
+    header = t["std_msgs/msg/Header"](
+        stamp=t["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec), frame_id=frame
+    )
+    point, quat, vec = (
+        t["geometry_msgs/msg/Point"],
+        t["geometry_msgs/msg/Quaternion"],
+        t["geometry_msgs/msg/Vector3"],
+    )
+    pose_msg = t["geometry_msgs/msg/Pose"](
+        position=point(x=pose[0], y=pose[1], z=pose[2]),
+        orientation=quat(x=pose[3], y=pose[4], z=pose[5], w=pose[6]),
+    )
+    twist_msg = t["geometry_msgs/msg/Twist"](
+        linear=vec(x=twist[0], y=twist[1], z=twist[2]),
+        angular=vec(x=twist[3], y=twist[4], z=twist[5]),
+    )
+    return t["nav_msgs/msg/Odometry"](
+        header=header,
+        child_frame_id=child,
+        pose=t["geometry_msgs/msg/PoseWithCovariance"](pose=pose_msg, covariance=np.zeros(36)),
+        twist=t["geometry_msgs/msg/TwistWithCovariance"](twist=twist_msg, covariance=np.zeros(36)),
+    )
+
+
+def write_mixed_bag(path: Path, storage: str, messages, urdf: str | None = None) -> Path:
+    """messages: iterable of (topic, log time ns, message) with JointState on /joint_states and
+    Odometry on any topic; written in the given order, the URDF first if given."""
+    String = TYPESTORE.types["std_msgs/msg/String"]
+    conns = {}
+    with Writer(path, version=9, storage_plugin=STORAGES[storage]) as writer:
+        if urdf is not None:
+            conn = writer.add_connection(
+                "/robot_description", String.__msgtype__, typestore=TYPESTORE
+            )
+            writer.write(conn, 1, TYPESTORE.serialize_cdr(String(data=urdf), String.__msgtype__))
+        for topic, log_time, msg in messages:
+            if topic not in conns:
+                conns[topic] = writer.add_connection(topic, msg.__msgtype__, typestore=TYPESTORE)
+            writer.write(conns[topic], int(log_time), TYPESTORE.serialize_cdr(msg, msg.__msgtype__))
+    return path

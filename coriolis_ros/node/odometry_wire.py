@@ -23,8 +23,15 @@ _COVARIANCE = 36 * 8
 
 def parse_odometry(raw: bytes):
     """(stamp_ns, frame_id, child_frame_id, pose (7,), twist (6,)) of a serialised Odometry."""
-    if len(raw) < 4 or raw[1] != 1:  # not little-endian CDR: let rclpy do it
-        return _slow(raw)
+    fields = parse_little_endian(raw)
+    return _slow(raw) if fields is None else fields
+
+
+def parse_little_endian(raw: bytes):
+    """:func:`parse_odometry`'s fields from little-endian CDR, or None for anything else
+    (big-endian data, bytes too short for the layout). Needs no ROS: the bag tool uses it."""
+    if len(raw) < 4 or raw[1] != 1:
+        return None
     try:
         o = 4
         sec, nanosec = _STAMP.unpack_from(raw, o)
@@ -37,7 +44,7 @@ def parse_odometry(raw: bytes):
         o += _POSE.size + _COVARIANCE
         twist = _TWIST.unpack_from(raw, o)
     except (struct.error, UnicodeDecodeError, ValueError):
-        return _slow(raw)
+        return None
     return sec * 1_000_000_000 + nanosec, frame_id, child, pose, twist
 
 

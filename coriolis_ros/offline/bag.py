@@ -12,6 +12,14 @@ see :mod:`coriolis_ros.offline.distributed`):
     both, then ``.npz`` or Parquet (:mod:`.parquet`), and optionally a bag of
     ``CoriolisState`` messages and PNGs.
 
+A floating or planar base (``root_joint``) takes its state from the recorded
+``nav_msgs/Odometry`` (``/odom`` by default) as the node does: each joint state is paired with
+the newest odometry before it in the recording, whose stamp must be within
+``base_state_timeout`` of the joint state's; rows without such odometry are skipped and counted
+(:class:`coriolis_ros.node.base_state.BaseStateBuffer` does the pairing and the validation).
+``joint_names`` then starts with the base's velocity DoF and ``position_names`` (the
+configuration's coordinates, base pose first) is written too.
+
 Joint states are merged as the node does: joints are mapped by name, partial messages from
 several publishers fill in the latest value per joint, and a row is produced for every
 JointState message once every model joint has a position.  A message without velocities
@@ -50,6 +58,7 @@ from coriolis_ros.dynamics.kernels.kinematics import MAX_ABS
 from coriolis_ros.offline import parquet
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
+ODOMETRY = "nav_msgs/msg/Odometry"
 STRING = "std_msgs/msg/String"
 CORIOLIS_STATE = "coriolis_ros/msg/CoriolisState"
 
@@ -74,12 +83,13 @@ class Recording:
     joint_names: tuple[str, ...]
     stamp: np.ndarray  # (T,) int64 ns, header.stamp
     log_time: np.ndarray  # (T,) int64 ns, bag receive time
-    position: np.ndarray  # (T, n)
+    position: np.ndarray  # (T, nq): a floating or planar base's pose first
     velocity: np.ndarray  # (T, n)
     effort: np.ndarray | None  # (T, n), NaN where unknown; None if no effort at all
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     unknown_joints: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    position_names: tuple[str, ...] = ()  # the nq coordinates; only with a floating/planar base
 
 
 # --------------------------------------------------------------------------- reading
@@ -121,6 +131,49 @@ def _pick_joint_states(reader, path: Path, topic: str | None) -> list:
             f"{path}: several JointState topics {topics}: choose one with --joint-states-topic"
         )
     return conns
+
+
+def _pick_odometry(reader, path: Path, topic: str | None, root_joint: str) -> list:
+    conns = [c for c in reader.connections if c.msgtype == ODOMETRY]
+    topics = sorted({c.topic for c in conns})
+    if topic is not None:
+        chosen = [c for c in conns if c.topic == topic]
+        if not chosen:
+            have = topics or "none"
+            raise BagError(
+                f"{path}: no {ODOMETRY} on {topic} (Odometry topics: {have}); a {root_joint} "
+                "base takes its state from the recorded odometry"
+            )
+        return chosen
+    if not topics:
+        raise BagError(
+            f"{path}: no {ODOMETRY} messages; a {root_joint} base takes its state from the "
+            "recorded odometry (--odometry-topic names its topic)"
+        )
+    if len(topics) > 1:
+        if "/odom" in topics:
+            return [c for c in conns if c.topic == "/odom"]
+        raise BagError(
+            f"{path}: several Odometry topics {topics}: choose one with --odometry-topic"
+        )
+    return conns
+
+
+def decode_odometry(raw, typestore):
+    """(stamp_ns, frame_id, child_frame_id, pose (7,), twist (6,)) of a recorded Odometry:
+    little-endian CDR read directly (the node's parser), anything else by rosbags."""
+    from coriolis_ros.node.odometry_wire import parse_little_endian
+
+    fields = parse_little_endian(bytes(raw))
+    if fields is not None:
+        return fields
+    msg = typestore.deserialize_cdr(raw, ODOMETRY)
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+    pose = (p.x, p.y, p.z, o.x, o.y, o.z, o.w)
+    twist = (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z)
+    return stamp, msg.header.frame_id, msg.child_frame_id, pose, twist
 
 
 def _recorded_urdf(reader, typestore, path: Path, topic: str) -> tuple[str, list[str]]:
@@ -215,18 +268,29 @@ def read_recording(
     robot_description_topic: str = "/robot_description",
     gravity=(0.0, 0.0, -9.81),
     progress=None,
+    root_joint: str = "fixed",
+    odometry_topic: str | None = None,
+    base_state_timeout: float = 0.1,
 ):
     """(Dynamics, Recording) of one bag (a rosbag2 directory, or a .db3 / .mcap file).
 
-    ``urdf`` (XML text or a file path) overrides the recorded description.  Raises
-    :class:`BagError` naming the file for an unreadable bag, a bag without joint states
-    or without a description (and no ``urdf``), or a URDF the library rejects.
+    ``urdf`` (XML text or a file path) overrides the recorded description.  ``root_joint``
+    "floating" or "planar" attaches the root link to the world by such a joint, whose state
+    comes from the bag's odometry (``odometry_topic``, default ``/odom`` or the only one),
+    paired as the node pairs it (its ``base_state_timeout``).  Raises :class:`BagError`
+    naming the file for an unreadable bag, a bag without joint states, without a description
+    (and no ``urdf``) or, for a floating or planar base, without odometry, or a URDF the
+    library rejects.
     """
     from coriolis_ros.dynamics import URDFError
 
+    if root_joint not in ("fixed", "floating", "planar"):
+        raise ValueError(f"root_joint must be fixed, floating or planar, got {root_joint!r}")
     path = Path(bag)
+    base = (root_joint, odometry_topic, base_state_timeout)
+    topics = (joint_states_topic, robot_description_topic)
     try:
-        return _read(path, urdf, joint_states_topic, robot_description_topic, gravity, progress)
+        return _read(path, urdf, *topics, gravity, progress, base)
     except BagError:
         raise
     except URDFError as exc:
@@ -235,9 +299,11 @@ def read_recording(
         raise BagError(f"{path}: cannot read the bag: {type(exc).__name__}: {exc}") from None
 
 
-def _read(path, urdf, topic, description_topic, gravity, progress):
+def _read(path, urdf, topic, description_topic, gravity, progress, base_options):
     from coriolis_ros.dynamics import Dynamics
+    from coriolis_ros.node.base_state import BaseStateBuffer
 
+    root_joint, odometry_topic, timeout = base_options
     typestore = _typestore()
     reader = _open_reader(path)
     try:
@@ -250,9 +316,13 @@ def _read(path, urdf, topic, description_topic, gravity, progress):
             source = description_topic
         # Every recorded joint is a coordinate of its own (mimic joints included), as the
         # bag recorded them; the batched kernels this tool uses are not reduced for mimics.
-        dyn = Dynamics.from_urdf(text, gravity=gravity, mimic="independent")
-        total = sum(c.msgcount for c in conns)
-        rec = _merge_joint_states(reader, typestore, conns, dyn.joint_names, total, progress)
+        dyn = Dynamics.from_urdf(text, gravity=gravity, mimic="independent", root_joint=root_joint)
+        base, odom = None, []
+        if root_joint != "fixed":
+            odom = _pick_odometry(reader, path, odometry_topic, root_joint)
+            base = BaseStateBuffer(root_joint, dyn.root_link, timeout)
+        total = sum(c.msgcount for c in conns + odom)
+        rec = _merge_joint_states(reader, typestore, conns, dyn, total, progress, base, odom)
     finally:
         reader.close()
     rec.urdf, rec.urdf_source = text, source
@@ -260,13 +330,24 @@ def _read(path, urdf, topic, description_topic, gravity, progress):
     return dyn, rec
 
 
-def _merge_joint_states(reader, typestore, conns, joint_names, total, progress) -> Recording:
+def _merge_joint_states(
+    reader, typestore, conns, dyn, total, progress, base=None, odom_conns=()
+) -> Recording:
+    """The rows of one bag; with ``base`` (a BaseStateBuffer fed by ``odom_conns``) each row
+    is [base, joints], the joints after the base's coordinates (the model's order)."""
+    nqb, nvb = (base.nq, base.nv) if base is not None else (0, 0)
+    joint_names = dyn.joint_names[nvb:]
+    if tuple(dyn.position_names[nqb:]) != tuple(joint_names):  # one coordinate per joint
+        raise BagError(f"model {dyn.name}: joints with several coordinates are not supported")
     n = len(joint_names)
     index = {name: k for k, name in enumerate(joint_names)}
     q = np.zeros(n)
     qd = np.zeros(n)
     tau = np.full(n, np.nan)
     have_q = np.zeros(n, dtype=bool)
+    q_row, qd_row = np.zeros(nqb + n), np.zeros(nvb + n)
+    odom_topics = {c.topic for c in odom_conns}
+    normalized = 0
     rows_stamp, rows_log, rows_q, rows_qd, rows_tau = [], [], [], [], []
     any_effort = False
     skipped: dict[str, int] = {}
@@ -278,10 +359,19 @@ def _merge_joint_states(reader, typestore, conns, joint_names, total, progress) 
     def skip(reason):
         skipped[reason] = skipped.get(reason, 0) + 1
 
-    for conn, log_time, raw in reader.messages(connections=conns):
+    # (rosbags yields the messages of all connections in recording order)
+    for conn, log_time, raw in reader.messages(connections=[*conns, *odom_conns]):
         done += 1
         if progress is not None and done % 1000 == 0:
             progress(done, total)
+        if conn.msgtype == ODOMETRY and conn.topic in odom_topics:
+            stamp, frame, child, pose, twist = decode_odometry(raw, typestore)
+            ok, why = base.update(child, frame, pose[:3], pose[3:], twist[:3], twist[3:], stamp)
+            if not ok:
+                skip(f"odometry rejected: {why}")
+            elif why:
+                normalized += 1
+            continue
         sec, nanosec, names, pos, vel, eff = decode(raw, conn.msgtype)
         m = len(names)
         if len(pos) != m:
@@ -314,28 +404,43 @@ def _merge_joint_states(reader, typestore, conns, joint_names, total, progress) 
         if not have_q.all():
             skip("before every joint had a position")
             continue
-        rows_stamp.append(sec * 1_000_000_000 + nanosec)
+        stamp = sec * 1_000_000_000 + nanosec
+        if base is not None:
+            if base.fill(q_row, qd_row, stamp):
+                skip(
+                    "before the first accepted odometry"
+                    if base.stamp_ns is None
+                    else f"odometry more than base_state_timeout {base.timeout:g} s apart"
+                )
+                continue
+        q_row[nqb:], qd_row[nvb:] = q, qd
+        rows_stamp.append(stamp)
         rows_log.append(log_time)
-        rows_q.append(q.copy())
-        rows_qd.append(qd.copy())
-        rows_tau.append(tau.copy())
+        rows_q.append(q_row.copy())
+        rows_qd.append(qd_row.copy())
+        rows_tau.append(np.concatenate((np.full(nvb, np.nan), tau)))
     if progress is not None:
         progress(done, total)
 
-    def stack(rows):
-        return np.array(rows, dtype=np.float64).reshape(len(rows), n)
+    def stack(rows, width):
+        return np.array(rows, dtype=np.float64).reshape(len(rows), width)
 
+    notes = []
+    if normalized:
+        notes.append(f"{normalized} odometry orientations were not unit quaternions: normalized")
     return Recording(
         urdf="",
         urdf_source="",
-        joint_names=tuple(joint_names),
+        joint_names=tuple(dyn.joint_names),
         stamp=np.array(rows_stamp, dtype=np.int64),
         log_time=np.array(rows_log, dtype=np.int64),
-        position=stack(rows_q),
-        velocity=stack(rows_qd),
-        effort=stack(rows_tau) if any_effort else None,
+        position=stack(rows_q, nqb + n),
+        velocity=stack(rows_qd, nvb + n),
+        effort=stack(rows_tau, nvb + n) if any_effort else None,
         skipped=skipped,
         unknown_joints=tuple(sorted(unknown)),
+        notes=notes,
+        position_names=tuple(dyn.position_names) if base is not None else (),
     )
 
 
@@ -403,6 +508,11 @@ def observer_estimate(dyn, stamp_ns, Q, V, effort, gain) -> tuple[np.ndarray | N
     """
     if effort is None:
         return None, "no efforts recorded: no external_effort"
+    if dyn.root_joint != "fixed":  # as in the node
+        return None, (
+            f"no external_effort: the momentum observer supports fixed-base models only "
+            f"(root_joint is {dyn.root_joint})"
+        )
     from coriolis_ros.dynamics import MomentumObserver
 
     observer = MomentumObserver(dyn, gain)
@@ -431,6 +541,8 @@ def result_arrays(rec: Recording, terms: dict, extra: dict | None = None) -> dic
         "position": rec.position,
         "velocity": rec.velocity,
     }
+    if rec.position_names:
+        out["position_names"] = np.array(rec.position_names, dtype=str)
     out.update(terms)
     if rec.effort is not None:
         out["effort"] = rec.effort
@@ -520,6 +632,8 @@ def write_bag(
                     continue
                 if name == "joint_names":
                     values[name] = names
+                elif name == "position_names":
+                    values[name] = [str(x) for x in arrays.get(name, ())]
                 elif name in arrays:
                     values[name] = np.ascontiguousarray(arrays[name][t]).reshape(-1)
                 else:
@@ -605,6 +719,9 @@ def process_bag(
     plot: bool = False,
     observer_gain: float = 50.0,
     progress=None,
+    root_joint: str = "fixed",
+    odometry_topic: str | None = None,
+    base_state_timeout: float = 0.1,
 ) -> BagResult:
     """Read, compute, write one bag; never raises for a bad bag (``BagResult.ok`` is False).
 
@@ -625,6 +742,9 @@ def process_bag(
             robot_description_topic=robot_description_topic,
             gravity=gravity,
             progress=lambda d, t: stage("read", d, t),
+            root_joint=root_joint,
+            odometry_topic=odometry_topic,
+            base_state_timeout=base_state_timeout,
         )
         t1 = time.perf_counter()
         terms = compute_terms(

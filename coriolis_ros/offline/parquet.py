@@ -11,8 +11,10 @@ same keys as the ``.npz``):
 
 ``joint_names`` is the same for every row, so it is stored once, in the schema's metadata
 (key ``coriolis_ros.joint_names``, a JSON list), with the matrix columns
-(``coriolis_ros.matrix_fields``).  pandas reads the file as it is (``pd.read_parquet``: one
-array per cell); :func:`read_parquet` gives back the ``.npz``'s arrays, bitwise.
+(``coriolis_ros.matrix_fields``) and, for a floating or planar base, ``position_names``
+(``coriolis_ros.position_names``: ``position`` then has one entry per coordinate).  pandas
+reads the file as it is (``pd.read_parquet``: one array per cell); :func:`read_parquet` gives
+back the ``.npz``'s arrays, bitwise.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import numpy as np
 SUFFIX = ".parquet"
 NAMES_KEY = b"coriolis_ros.joint_names"
 MATRICES_KEY = b"coriolis_ros.matrix_fields"
+POSITION_NAMES_KEY = b"coriolis_ros.position_names"
+NAME_LISTS = {"joint_names": NAMES_KEY, "position_names": POSITION_NAMES_KEY}
 
 
 class ParquetUnavailable(ImportError):
@@ -55,10 +59,13 @@ def write_parquet(path: str | os.PathLike, arrays: dict) -> None:
     """Write the bag tool's arrays (``offline.bag.result_arrays``) to ``path``, atomically."""
     pa, pq = _pyarrow()
     path = Path(path)
-    names = [str(x) for x in arrays["joint_names"]]
+    metadata = {}
+    for key, meta_key in NAME_LISTS.items():
+        if key in arrays:
+            metadata[meta_key] = json.dumps([str(x) for x in arrays[key]]).encode()
     columns, fields, matrices = [], [], []
     for key, value in arrays.items():
-        if key == "joint_names":
+        if key in NAME_LISTS:
             continue
         value = np.ascontiguousarray(value)
         if value.ndim == 1:
@@ -71,7 +78,7 @@ def write_parquet(path: str | os.PathLike, arrays: dict) -> None:
             if value.ndim == 3:
                 matrices.append(key)
         fields.append(key)
-    metadata = {NAMES_KEY: json.dumps(names).encode(), MATRICES_KEY: json.dumps(matrices).encode()}
+    metadata[MATRICES_KEY] = json.dumps(matrices).encode()
     table = pa.Table.from_arrays(columns, names=fields).replace_schema_metadata(metadata)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
@@ -90,6 +97,8 @@ def read_parquet(path: str | os.PathLike) -> dict:
     matrices = set(json.loads(meta.get(MATRICES_KEY, b"[]")))
     n = len(names)
     out: dict = {"joint_names": np.array(names, dtype=str)}
+    if POSITION_NAMES_KEY in meta:
+        out["position_names"] = np.array(json.loads(meta[POSITION_NAMES_KEY]), dtype=str)
     for key, column in zip(table.column_names, table.columns, strict=True):
         chunk = column.combine_chunks()
         if pa.types.is_fixed_size_list(chunk.type):
