@@ -223,3 +223,19 @@ def test_observer_is_fixed_base_only(floating):
         np.zeros((3, floating.nv)), 50.0,
     )  # fmt: skip
     assert estimate is None and "fixed-base models only" in note
+
+
+def test_odometry_decoding_either_byte_order(floating):
+    from bag_helpers import TYPESTORE
+
+    msg = odometry(1_700_000_000_123_456_789, "base", [1, 2, 3, 0.1, 0.2, 0.3, 0.9], range(6))
+    little = bytes(TYPESTORE.serialize_cdr(msg, offline.ODOMETRY))
+    big = bytes(TYPESTORE.serialize_cdr(msg, offline.ODOMETRY, little_endian=False))
+    pose = (1, 2, 3, 0.1, 0.2, 0.3, 0.9)
+    want = (1_700_000_000_123_456_789, "odom", "base", pose, tuple(range(6)))
+    for raw in (little, big):  # read directly, and by rosbags
+        stamp, frame, child, pose, twist = offline.decode_odometry(raw, TYPESTORE)
+        assert (stamp, frame, child, tuple(pose), tuple(twist)) == want
+    from coriolis_ros.node.odometry_wire import parse_little_endian
+
+    assert parse_little_endian(big) is None and parse_little_endian(little[:40]) is None
