@@ -390,8 +390,10 @@ class Dynamics:
         V = _batch.rows(V, "V", self.nv)
         T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
         out = _batch.outputs(out, [(T, n, n)] * 3)
-        args = [self._mf, Q, V, *_batch.workspaces(self), *out]
-        _batch.launch("coriolis", args, ("Q", "V"))
+        wss, threads = _batch.workspaces(self)
+        # four states per pass (kernels.lanes), each lane bitwise the single-state call
+        args = [self._mf, Q, V, wss, *_batch.lane_buffers(self), threads, *out]
+        _batch.launch("coriolis_lanes", args, ("Q", "V"))
         return out
 
     def christoffel_batch(self, Q, out=None):

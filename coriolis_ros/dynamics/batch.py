@@ -71,6 +71,7 @@ _RF2 = types.Array(types.float64, 2, "C", readonly=True)
 _F2 = types.Array(types.float64, 2, "C")
 _F3 = types.Array(types.float64, 3, "C")
 _F4 = types.Array(types.float64, 4, "C")
+_F5 = types.Array(types.float64, 5, "C")
 _I = types.int64
 # name (as in api._SIGNATURES) -> (batch kernel, its argument types after the per-state kernel)
 _SIGNATURES = {
@@ -80,6 +81,16 @@ _SIGNATURES = {
     "inverse_dynamics": (_kb.inverse_dynamics_batch, (_RF2, _RF1, _F2, _F2, _F2, _F3, _I, _F2)),
     "gravity": (_kb.gravity_batch, (_RF2, _RF1, _F2, _F3, _I, _F2)),
     "slotine_li": (_kb.slotine_li_batch, (_RF2, _RF1, _F2, _F2, _F2, _F2, _F3, _I, _F2)),
+}
+
+
+# Batch kernels that compute several states per pass (kernels.lanes): no per-state kernel
+# argument; their per-state code is the single-state kernel's source compiled for lanes.
+_LANE_SIGNATURES = {
+    "coriolis_lanes": (
+        _kb.coriolis_lanes_batch,
+        (_RF2, _F2, _F2, _F3, _F4, _F3, _F3, _F5, _I, _F3, _F3, _F3),
+    ),
 }
 
 
@@ -118,6 +129,14 @@ class _Kernels:
     _lock = threading.Lock()
 
     def __getattr__(self, name: str):
+        if name in _LANE_SIGNATURES:
+            with self._lock:
+                if name not in self.__dict__:
+                    dispatcher, argtypes = _LANE_SIGNATURES[name]
+                    dispatcher.compile(types.int64(*argtypes))
+                    dispatcher.disable_compile()
+                    self.__dict__[name] = (dispatcher, None)
+            return self.__dict__[name]
         if name not in _SIGNATURES:
             raise AttributeError(name)
         with self._lock:
@@ -147,6 +166,25 @@ def workspaces(dyn) -> tuple[np.ndarray, int]:
         wss[:, 0, WS_STREAM] = 1.0
         dyn._batch_wss = wss
     return wss, get_num_threads()
+
+
+def lane_buffers(dyn) -> tuple[np.ndarray, ...]:
+    """The instance's per-chunk buffers of the lane batches (allocated on first use): a lane
+    workspace (rows, WS_WIDTH, 4), the inputs (nq, 4) and (n, 4), an output buffer
+    (3, n, n, 4)."""
+    bufs = dyn.__dict__.get("_lane_buffers")
+    if bufs is None:
+        chunks = _kb.CHUNKS_PER_THREAD * max(1, numba_config.NUMBA_NUM_THREADS)
+        rows, width = dyn._ws.shape
+        n, nq, lanes = dyn.nv, dyn._q_width(), _kb.LANES
+        bufs = (
+            np.zeros((chunks, rows, width, lanes)),
+            np.zeros((chunks, nq, lanes)),
+            np.zeros((chunks, n, lanes)),
+            np.zeros((chunks, 3, n, n, lanes)),
+        )
+        dyn._lane_buffers = bufs
+    return bufs
 
 
 def rows(x, name: str, width: int) -> np.ndarray:
@@ -209,7 +247,7 @@ def launch(name: str, args: list, inputs: tuple[str, ...]) -> None:
     with _LAUNCH:
         chunk_size = set_parallel_chunksize(1)  # hand the chunks out one at a time
         try:
-            status = kernel(per_state, *args)
+            status = kernel(*args) if per_state is None else kernel(per_state, *args)
         finally:
             set_parallel_chunksize(chunk_size)
     if status:

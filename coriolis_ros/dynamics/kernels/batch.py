@@ -25,7 +25,19 @@ row ``t``.  Shape problems are reported like the per-state ones (``SIZE_*``,
 import numpy as np
 from numba import njit, prange
 
-from .kinematics import BAD_Q, BAD_QD, BAD_QDD, OVERLAP, SIZE_OUT, SIZE_WS, all_finite, disjoint
+from .coriolis_matrix import coriolis_lanes
+from .kinematics import (
+    BAD_Q,
+    BAD_QD,
+    BAD_QDD,
+    OVERLAP,
+    SIZE_OUT,
+    SIZE_WS,
+    all_finite,
+    check_inputs,
+    disjoint,
+)
+from .lanes import LANES
 from .slotine_li import BAD_ARG4
 from .spatial import WS_WIDTH, kernel
 
@@ -130,6 +142,56 @@ def coriolis_batch(kern, mf, Q, V, wss, threads, M, Mdot, C):
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
+
+
+@kernel
+def lanes_in(X, t0, count, X4):
+    """X4[:, l] = X[t0 + l] for the count states of a group; idle lanes repeat X[t0]."""
+    for r in range(X.shape[1]):
+        for ln in range(LANES):
+            X4[r, ln] = X[t0 + ln if ln < count else t0, r]
+
+
+@kernel
+def coriolis_group(mf, Q, V, g, ws4, q4, v4, S, M, Mdot, C):
+    """States 4g .. 4g+3 (those that exist) by one pass of the lane kernel."""
+    t0 = LANES * g
+    count = min(LANES, Q.shape[0] - t0)
+    lanes_in(Q, t0, count, q4)
+    lanes_in(V, t0, count, v4)
+    coriolis_lanes(mf, q4, v4, ws4, S, M, Mdot, C, t0, count)
+
+
+@batch_kernel
+def coriolis_lanes_batch(mf, Q, V, wss, ws4s, q4s, v4s, Ss, threads, M, Mdot, C):
+    """coriolis_batch four states at a time (kernels.coriolis_matrix.coriolis_lanes): every
+    lane is computed as the single-state kernel computes its state, bitwise.  Rows are
+    checked first by the single-state kernel's own checks; ws4s, q4s, v4s and Ss hold one
+    lane workspace, input pair and output buffer (3, n, n, 4) per chunk."""
+    n = mf.shape[0]
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, V)
+    if status:
+        return status
+    if not (rows_out_ok(T, n, M) and rows_out_ok(T, n, Mdot) and rows_out_ok(T, n, C)):
+        return SIZE_OUT
+    if not disjoint(M, Mdot, C):
+        return OVERLAP
+    ws = wss[0]
+    for t in range(T):
+        s = check_inputs(mf, ws, Q[t], V[t], V[t])
+        if s:
+            return s + ROW * t
+    groups = (T + LANES - 1) // LANES
+    k = min(chunks(threads, T, wss), ws4s.shape[0], groups)
+    if k <= 1:
+        for g in range(groups):
+            coriolis_group(mf, Q, V, g, ws4s[0], q4s[0], v4s[0], Ss[0], M, Mdot, C)
+        return 0
+    for c in prange(k):
+        for g in range(groups * c // k, groups * (c + 1) // k):
+            coriolis_group(mf, Q, V, g, ws4s[c], q4s[c], v4s[c], Ss[c], M, Mdot, C)
+    return 0
 
 
 @batch_kernel

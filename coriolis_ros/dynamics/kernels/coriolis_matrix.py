@@ -26,6 +26,7 @@ from .kinematics import (
     place_body,
     square_ok,
 )
+from .lanes import lane_rows, lane_vector, lanes
 from .spatial import (
     WS_BL,
     WS_BP,
@@ -57,6 +58,29 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         return OVERLAP
     sweep(mf, q, qd, ws, M, Mdot, C, q, -1)
     return 0
+
+
+@long_kernel
+def coriolis_lanes(mf, Q4, V4, ws4, S, M, Mdot, C, t0, count):
+    """:func:`coriolis_matrix` on four states at once, on checked inputs (:mod:`.lanes`).
+
+    Q4 (nq, 4) and V4 (n, 4) hold states t0 .. t0 + count - 1 lane by lane (idle lanes repeat
+    state t0), ws4 is a workspace with a lane axis, (rows, WS_WIDTH, 4).  The sweep is
+    :func:`sweep` itself, compiled for lane types, so every lane is computed exactly as the
+    single-state kernel computes its state; it writes into S (3, n, n, 4), which stays in
+    the cache, and S is then copied out in order: lane l to M[t0 + l], Mdot[t0 + l] and
+    C[t0 + l] (idle lanes to row t0, with the values lane 0 wrote there).
+    """
+    SM, SMdot, SC = lanes(S[0]), lanes(S[1]), lanes(S[2])
+    sweep(mf, lane_vector(Q4), lane_vector(V4), lanes(ws4), SM, SMdot, SC, Q4[0], -1)
+    outM, outMdot = lane_rows(M, t0, count), lane_rows(Mdot, t0, count)
+    outC = lane_rows(C, t0, count)
+    m = S.shape[1]
+    for i in range(m):
+        for j in range(m):
+            outM[i, j] = SM[i, j]
+            outMdot[i, j] = SMdot[i, j]
+            outC[i, j] = SC[i, j]
 
 
 @body_step

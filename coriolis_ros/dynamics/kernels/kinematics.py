@@ -48,7 +48,7 @@ from .spatial import (
     inertia_times,
     kernel,
 )
-from .trig import sincos
+from .lanes import sincos_at
 
 
 # Inputs beyond this are rejected like NaN: the terms quadratic in qd (and M in a prismatic
@@ -156,7 +156,7 @@ def joint_angles(mf, q, ws):
         kind = mf[i, MF_TYPE]
         if kind == REVOLUTE or (kind == PLANAR and mf[i, MF_SUB] == 0):
             k = int(mf[i, MF_Q]) + (2 if kind == PLANAR else 0)
-            ws[i, WS_CS], ws[i, WS_CS + 1] = sincos(q[k])
+            ws[i, WS_CS], ws[i, WS_CS + 1] = sincos_at(q, k)
 
 
 @kernel
