@@ -252,7 +252,7 @@ def reduced_coriolis(mf, qbar, qdbar, ws, M, Mdot, C):
     status = check_inputs(mf, ws, q, qd, qd)  # the model, quaternions, overflow of m q
     if status:
         return status
-    sweep(mf, q, qd, ws, M, Mdot, C, xw, a)  # Algorithm 1, written through A
+    sweep(mf, q, qd, ws, M, Mdot, C, xw, a, True)  # Algorithm 1, written through A
     return 0
 
 

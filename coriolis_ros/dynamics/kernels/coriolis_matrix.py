@@ -26,7 +26,7 @@ from .kinematics import (
     place_body,
     square_ok,
 )
-from .lanes import lane_rows, lane_vector, lanes
+from .lanes import LANES, lane_rows, lane_vector, lanes, store_run, transpose
 from .spatial import (
     WS_BL,
     WS_BP,
@@ -56,7 +56,7 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         return SIZE_OUT
     if not disjoint(M, Mdot, C):
         return OVERLAP
-    sweep(mf, q, qd, ws, M, Mdot, C, q, -1)
+    sweep(mf, q, qd, ws, M, Mdot, C, q, -1, True)
     return 0
 
 
@@ -69,18 +69,36 @@ def coriolis_lanes(mf, Q4, V4, ws4, S, M, Mdot, C, t0, count):
     :func:`sweep` itself, compiled for lane types, so every lane is computed exactly as the
     single-state kernel computes its state; it writes into S (3, n, n, 4), which stays in
     the cache, and S is then copied out in order: lane l to M[t0 + l], Mdot[t0 + l] and
-    C[t0 + l] (idle lanes to row t0, with the values lane 0 wrote there).
+    C[t0 + l] (idle lanes to row t0, with the values lane 0 wrote there).  S must be zero
+    where the model's sweep writes nothing: zeroed once for the model, it stays so.
     """
     SM, SMdot, SC = lanes(S[0]), lanes(S[1]), lanes(S[2])
-    sweep(mf, lane_vector(Q4), lane_vector(V4), lanes(ws4), SM, SMdot, SC, Q4[0], -1)
+    # S is zero wherever the sweep does not write (the same entries every pass): zeroed once
+    sweep(mf, lane_vector(Q4), lane_vector(V4), lanes(ws4), SM, SMdot, SC, Q4[0], -1, False)
     outM, outMdot = lane_rows(M, t0, count), lane_rows(Mdot, t0, count)
     outC = lane_rows(C, t0, count)
     m = S.shape[1]
     for i in range(m):
-        for j in range(m):
-            outM[i, j] = SM[i, j]
-            outMdot[i, j] = SMdot[i, j]
-            outC[i, j] = SC[i, j]
+        copy_row(SM, outM, i, m)
+        copy_row(SMdot, outMdot, i, m)
+        copy_row(SC, outC, i, m)
+
+
+@body_step
+def copy_row(S, out, i, m):
+    """Row i of every lane's matrix: four columns at a time through a 4 x 4 transpose (one
+    vector store per lane), the last m mod 4 entry by entry."""
+    j = 0
+    while j + LANES <= m:
+        r0, r1, r2, r3 = transpose(S[i, j], S[i, j + 1], S[i, j + 2], S[i, j + 3])
+        store_run(out, 0, i, j, r0)
+        store_run(out, 1, i, j, r1)
+        store_run(out, 2, i, j, r2)
+        store_run(out, 3, i, j, r3)
+        j += LANES
+    while j < m:
+        out[i, j] = S[i, j]
+        j += 1
 
 
 @body_step
@@ -102,8 +120,12 @@ def put(X, i, j, w, value, mapped):
 
 
 @body_step
-def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0):
-    """Algorithm 1 on checked inputs, into (A^T) M (A) etc. (see :func:`put`)."""
+def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero):
+    """Algorithm 1 on checked inputs, into (A^T) M (A) etc. (see :func:`put`).
+
+    ``zero``: first set M, Mdot and C to zero.  Without it the entries the sweep does not
+    write (i and j on no common root path) keep their values: a buffer reused for the same
+    model, zeroed once, needs no zeroing again (:func:`coriolis_lanes`)."""
     n = mf.shape[0]
     mapped = a0 >= 0
     joint_angles(mf, q, ws)
@@ -121,11 +143,12 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0):
         ws[i, WS_BP + 6], ws[i, WS_BP + 7], ws[i, WS_BP + 8] = p20, p21, p22
         ws[i, WS_BL], ws[i, WS_BL + 1], ws[i, WS_BL + 2] = lx, ly, lz
 
-    for r in range(M.shape[0]):
-        for c in range(M.shape[0]):
-            M[r, c] = 0.0
-            Mdot[r, c] = 0.0
-            C[r, c] = 0.0
+    if zero:
+        for r in range(M.shape[0]):
+            for c in range(M.shape[0]):
+                M[r, c] = 0.0
+                Mdot[r, c] = 0.0
+                C[r, c] = 0.0
 
     for j in range(n - 1, -1, -1):  # line 8
         sw0, sw1, sw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]

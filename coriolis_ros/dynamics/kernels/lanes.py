@@ -458,3 +458,57 @@ def _rows_set(context, builder, sig, args):
     for k, pointer in enumerate(pointers):
         builder.store(builder.extract_element(value, ir.Constant(_I32, k)), pointer)
     return context.get_dummy_value()
+
+
+@intrinsic
+def transpose(typingctx, a, b, c, d):
+    """The 4 x 4 transpose of the F4s (a, b, c, d): lane l of the result k is lane k of the
+    l-th argument, so (a[0], b[0], c[0], d[0]), ... (a[3], b[3], c[3], d[3])."""
+    if not all(isinstance(t, F4Type) for t in (a, b, c, d)):
+        return None
+
+    def shuffle(builder, x, y, mask):
+        return builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32, 4), mask))
+
+    def codegen(context, builder, sig, args):
+        a, b, c, d = args
+        ab_low, ab_high = shuffle(builder, a, b, [0, 4, 1, 5]), shuffle(builder, a, b, [2, 6, 3, 7])
+        cd_low, cd_high = shuffle(builder, c, d, [0, 4, 1, 5]), shuffle(builder, c, d, [2, 6, 3, 7])
+        rows = [
+            shuffle(builder, ab_low, cd_low, [0, 1, 4, 5]),
+            shuffle(builder, ab_low, cd_low, [2, 3, 6, 7]),
+            shuffle(builder, ab_high, cd_high, [0, 1, 4, 5]),
+            shuffle(builder, ab_high, cd_high, [2, 3, 6, 7]),
+        ]
+        return context.make_tuple(builder, sig.return_type, rows)
+
+    return types.UniTuple(f4, 4)(a, b, c, d), codegen
+
+
+@intrinsic
+def store_run(typingctx, rows, k, i, j, value):
+    """Lane k's matrix of ``rows`` (a :func:`lane_rows`), entries [i, j .. j + 3] = value."""
+    ok = (
+        isinstance(rows, LaneRowsType)
+        and all(isinstance(t, types.Integer) for t in (k, i, j))
+        and isinstance(value, F4Type)
+    )
+    if not ok:
+        return None
+
+    def codegen(context, builder, sig, args):
+        proxy = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
+        ary = context.make_array(sig.args[0].arr)(context, builder, proxy.arr)
+        _, _, m1 = cgutils.unpack_tuple(builder, ary.shape, 3)
+        k, i, j = (context.cast(builder, args[x], sig.args[x], types.intp) for x in (1, 2, 3))
+        starts = [getattr(proxy, f"start{x}") for x in range(LANES)]
+        start = starts[0]
+        for x in range(1, LANES):
+            is_x = builder.icmp_signed("==", k, ir.Constant(cgutils.intp_t, x))
+            start = builder.select(is_x, starts[x], start)
+        offset = builder.add(start, builder.add(builder.mul(i, m1), j))
+        pointer = builder.bitcast(builder.gep(ary.data, [offset]), _V4.as_pointer())
+        builder.store(args[4], pointer, align=8)
+        return context.get_dummy_value()
+
+    return types.none(rows, k, i, j, value), codegen
