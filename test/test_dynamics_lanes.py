@@ -11,7 +11,14 @@ from numba import njit
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics.kernels.coriolis_matrix import coriolis_lanes
-from coriolis_ros.dynamics.kernels.lanes import lane, lane_rows, lane_vector, lanes, pack
+from coriolis_ros.dynamics.kernels.lanes import (
+    lane,
+    lane_rows,
+    lane_vector,
+    lanes,
+    pack,
+    sincos_at,
+)
 from test_dynamics_oracle import erd_urdf
 
 
@@ -108,3 +115,32 @@ def test_a_state_gives_the_same_bits_in_every_lane():
     coriolis_lanes(dyn._mf, np.ascontiguousarray(q4), np.ascontiguousarray(v4), ws4, S, *out, 0, 4)
     for k in range(3):
         assert all(np.array_equal(out[k][0], out[k][lane_k]) for lane_k in range(1, 4))
+
+
+@njit
+def _sincos_both(x4, out4, out1):
+    q = lane_vector(x4)
+    o = lanes(out4)
+    for k in range(x4.shape[0]):
+        o[k, 0], o[k, 1] = sincos_at(q, k)
+        for ln in range(4):
+            out1[k, ln, 0], out1[k, ln, 1] = sincos_at(x4[k], ln)
+
+
+def test_lane_sines_and_cosines_equal_the_scalar_ones_bitwise():
+    rng = np.random.default_rng(7)
+    quarter = np.arange(-40, 41) * (math.pi / 4)  # every quadrant, on and near its edges
+    angles = np.concatenate(
+        [
+            quarter,
+            np.nextafter(quarter, np.inf),
+            rng.uniform(-10, 10, 400),
+            rng.uniform(-1e3, 1e3, 200),
+            [7.9e5, -7.99e5, 8.1e5, -3e6, 1e15, 0.0, -0.0, 1e-300],  # beyond 8e5: libm
+        ]
+    )
+    angles = angles[: len(angles) // 4 * 4].reshape(-1, 4)
+    out4, out1 = np.zeros((len(angles), 2, 4)), np.zeros((len(angles), 4, 2))
+    _sincos_both(np.ascontiguousarray(angles), out4, out1)
+    assert np.array_equal(out4, out1.transpose(0, 2, 1))
+    assert np.allclose(out4[:, 0], np.cos(angles), atol=1e-15, rtol=0)

@@ -36,7 +36,7 @@ from numba.extending import (
 )
 
 from .spatial import _OPTIONS
-from .trig import sincos
+from .trig import REDUCTION_LIMIT, TWO_OVER_PI, reduced, sincos
 
 LANES = 4
 # the per-state kernels' numerical options (spatial._OPTIONS), for the overloads below
@@ -164,6 +164,54 @@ def lane(typingctx, x, k):
 
         return types.float64(x, k), codegen
     return None
+
+
+@intrinsic
+def floor(typingctx, x):
+    """Lane-wise floor of an F4."""
+    if not isinstance(x, F4Type):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(_V4, [_V4]), "llvm.floor.v4f64"
+        )
+        return builder.call(fn, [args[0]])
+
+    return f4(x), codegen
+
+
+@intrinsic
+def within(typingctx, x, bound):
+    """True if every lane of x has |x| <= bound (False for NaN)."""
+    if not (isinstance(x, F4Type) and _number(bound)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(_V4, [_V4]), "llvm.fabs.v4f64"
+        )
+        limit = _as_f4(context, builder, args[1], sig.args[1])
+        inside = builder.fcmp_ordered("<=", builder.call(fn, [args[0]]), limit)
+        result = builder.extract_element(inside, ir.Constant(_I32, 0))
+        for k in range(1, LANES):
+            result = builder.and_(result, builder.extract_element(inside, ir.Constant(_I32, k)))
+        return result
+
+    return types.boolean(x, bound), codegen
+
+
+@intrinsic
+def pick(typingctx, flag, a, b):
+    """Lane-wise a where flag != 0, else b (a select: exact)."""
+    if not all(isinstance(t, F4Type) for t in (flag, a, b)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        nonzero = builder.fcmp_unordered("!=", args[0], ir.Constant(_V4, None))
+        return builder.select(nonzero, args[1], args[2])
+
+    return f4(flag, a, b), codegen
 
 
 @intrinsic
@@ -325,16 +373,30 @@ def _sincos_at(q, k):
     if isinstance(q, types.Array):
         return lambda q, k: sincos(q[k])
     if isinstance(q, LanesType) and q.rank == 1:
+        return _sincos_lanes
+    return None
 
-        def by_lane(q, k):
-            x = q[k]
-            c0, s0 = sincos(lane(x, 0))
-            c1, s1 = sincos(lane(x, 1))
-            c2, s2 = sincos(lane(x, 2))
-            c3, s3 = sincos(lane(x, 3))
-            return pack(c0, c1, c2, c3), pack(s0, s1, s2, s3)
 
-        return by_lane
+def _sincos_lanes(q, k):
+    """trig.sincos on four angles at once: the same reduction and series (trig.reduced), the
+    quadrant k mod 4 and its signs in exact float arithmetic, the choice by a select."""
+    x = q[k]
+    if not within(x, REDUCTION_LIMIT):  # some lane goes to libm: all lanes one by one
+        c0, s0 = sincos(lane(x, 0))
+        c1, s1 = sincos(lane(x, 1))
+        c2, s2 = sincos(lane(x, 2))
+        c3, s3 = sincos(lane(x, 3))
+        return pack(c0, c1, c2, c3), pack(s0, s1, s2, s3)
+    kk = floor(x * TWO_OVER_PI + 0.5)
+    c, s = reduced(x, kk)
+    quadrant = kk - 4.0 * floor(kk * 0.25)  # k mod 4, as trig.sincos's int(k) & 3
+    half = floor(quadrant * 0.5)  # quadrant >> 1
+    odd = quadrant - 2.0 * half  # quadrant & 1
+    up = floor((quadrant + 1.0) * 0.5)
+    cos_flip = up - 2.0 * floor(up * 0.5)  # ((quadrant + 1) >> 1) & 1
+    cos_sign = 1.0 - 2.0 * cos_flip
+    sin_sign = 1.0 - 2.0 * half
+    return cos_sign * pick(odd, s, c), sin_sign * pick(odd, c, s)
     return None
 
 

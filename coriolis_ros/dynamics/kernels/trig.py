@@ -41,10 +41,7 @@ def sincos(x):
     if not abs(x) <= REDUCTION_LIMIT:
         return math.cos(x), math.sin(x)
     k = math.floor(x * TWO_OVER_PI + 0.5)
-    r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3
-    z = r * r
-    s = r + r * z * (S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * (S6 + z * (S7 + z * S8)))))))
-    c = 1.0 + z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * (C6 + z * (C7 + z * C8)))))))
+    c, s = reduced(x, k)
     # quadrant k mod 4: (cos x, sin x) = (c, s), (-s, c), (-c, -s), (s, -c); chosen without
     # branches (random angles would mispredict them), the signs exact products with +-1
     quadrant = int(k) & 3
@@ -54,3 +51,14 @@ def sincos(x):
     u = s if odd else c
     w = c if odd else s
     return cos_sign * u, sin_sign * w
+
+
+@body_step
+def reduced(x, k):
+    """(cos r, sin r) for r = x - k pi/2 (Cody-Waite, then Taylor): arithmetic only, so the
+    lane kernels (:func:`.lanes.sincos_at`) run this very code on four angles at once."""
+    r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3
+    z = r * r
+    s = r + r * z * (S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * (S6 + z * (S7 + z * S8)))))))
+    c = 1.0 + z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * (C6 + z * (C7 + z * C8)))))))
+    return c, s
