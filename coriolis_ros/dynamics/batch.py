@@ -75,7 +75,6 @@ _F5 = types.Array(types.float64, 5, "C")
 _I = types.int64
 # name (as in api._SIGNATURES) -> (batch kernel, its argument types after the per-state kernel)
 _SIGNATURES = {
-    "coriolis": (_kb.coriolis_batch, (_RF2, _F2, _F2, _F3, _I, _F3, _F3, _F3)),
     "christoffel": (_kb.christoffel_batch, (_RF2, _F2, _F3, _I, _F4)),
     "coriolis_vectors": (_kb.coriolis_vectors_batch, (_RF2, _F2, _F2, _F3, _I, _F2, _F2, _F2)),
     "inverse_dynamics": (_kb.inverse_dynamics_batch, (_RF2, _RF1, _F2, _F2, _F2, _F3, _I, _F2)),
@@ -123,7 +122,8 @@ class _PerState:
 
 class _Kernels:
     """Each batch kernel, compiled (or loaded from the on-disk cache) on first use, then frozen,
-    with the per-state kernel it calls: ``_K.coriolis`` is ``(batch kernel, per-state kernel)``.
+    with the per-state kernel it calls: ``_K.christoffel`` is ``(batch kernel, per-state kernel)``
+(``(batch kernel, None)`` for the lane batches).
     """
 
     _lock = threading.Lock()

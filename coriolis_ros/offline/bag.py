@@ -113,50 +113,40 @@ def _open_reader(path: Path):
     return reader
 
 
-def _pick_joint_states(reader, path: Path, topic: str | None) -> list:
-    conns = [c for c in reader.connections if c.msgtype == JOINT_STATE]
+def _pick(reader, path: Path, msgtype: str, topic: str | None, default: str, option: str,
+          why: str = "") -> list:  # fmt: skip
+    """The connections of ``msgtype`` on ``topic``, or on the bag's only topic of that type,
+    or on ``default`` among several; a BagError naming the file otherwise (``option``: the
+    command-line option that chooses, ``why``: what the messages are needed for)."""
+    conns = [c for c in reader.connections if c.msgtype == msgtype]
+    topics = sorted({c.topic for c in conns})
+    kind = msgtype.rsplit("/", 1)[-1]
     if topic is not None:
         chosen = [c for c in conns if c.topic == topic]
         if not chosen:
-            have = sorted({c.topic for c in conns}) or "none"
-            raise BagError(f"{path}: no {JOINT_STATE} on {topic} (JointState topics: {have})")
-        return chosen
-    topics = sorted({c.topic for c in conns})
-    if not topics:
-        raise BagError(f"{path}: no {JOINT_STATE} messages")
-    if len(topics) > 1:
-        if "/joint_states" in topics:
-            return [c for c in conns if c.topic == "/joint_states"]
-        raise BagError(
-            f"{path}: several JointState topics {topics}: choose one with --joint-states-topic"
-        )
-    return conns
-
-
-def _pick_odometry(reader, path: Path, topic: str | None, root_joint: str) -> list:
-    conns = [c for c in reader.connections if c.msgtype == ODOMETRY]
-    topics = sorted({c.topic for c in conns})
-    if topic is not None:
-        chosen = [c for c in conns if c.topic == topic]
-        if not chosen:
-            have = topics or "none"
             raise BagError(
-                f"{path}: no {ODOMETRY} on {topic} (Odometry topics: {have}); a {root_joint} "
-                "base takes its state from the recorded odometry"
+                f"{path}: no {msgtype} on {topic} ({kind} topics: {topics or 'none'}){why}"
             )
         return chosen
     if not topics:
-        raise BagError(
-            f"{path}: no {ODOMETRY} messages; a {root_joint} base takes its state from the "
-            "recorded odometry (--odometry-topic names its topic)"
-        )
+        raise BagError(f"{path}: no {msgtype} messages{why}")
     if len(topics) > 1:
-        if "/odom" in topics:
-            return [c for c in conns if c.topic == "/odom"]
-        raise BagError(
-            f"{path}: several Odometry topics {topics}: choose one with --odometry-topic"
-        )
+        if default in topics:
+            return [c for c in conns if c.topic == default]
+        raise BagError(f"{path}: several {kind} topics {topics}: choose one with {option}")
     return conns
+
+
+def _pick_joint_states(reader, path: Path, topic: str | None) -> list:
+    return _pick(reader, path, JOINT_STATE, topic, "/joint_states", "--joint-states-topic")
+
+
+def _pick_odometry(reader, path: Path, topic: str | None, root_joint: str) -> list:
+    why = (
+        f"; a {root_joint} base takes its state from the recorded odometry"
+        + ("" if topic else " (--odometry-topic names its topic)")
+    )
+    return _pick(reader, path, ODOMETRY, topic, "/odom", "--odometry-topic", why)
 
 
 def decode_odometry(raw, typestore):

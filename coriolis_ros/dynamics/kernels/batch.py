@@ -15,6 +15,11 @@ inline the per-state kernel into the parallel loop and re-optimize it there:
 inverse dynamics then differed from the single-state call in the last bit,
 presumably from multiply-adds fused differently.)  Nothing is allocated per state.
 
+The exception is :func:`coriolis_lanes_batch`, which computes four states per pass with
+:func:`.coriolis_matrix.coriolis_lanes`: Algorithm 1's own source compiled for the 4-lane
+type of :mod:`.lanes`, each lane bitwise the single-state kernel's result (tested), so it
+takes no per-state kernel argument.
+
 Validation matches the single-state kernels: the rows are scanned in order
 before anything is computed, and the first bad row is reported as
 ``status + ROW * t`` (``status`` one of kinematics.BAD_*), so the caller can name
@@ -114,36 +119,6 @@ def rows_out_ok(T, n, x):
     return x.shape[0] == T and x.shape[1] == n and x.shape[2] == n
 
 
-@batch_kernel
-def coriolis_batch(kern, mf, Q, V, wss, threads, M, Mdot, C):
-    """M[t], Mdot[t], C[t] = kern(Q[t], V[t]) for every row t (kern: coriolis_matrix)."""
-    n = mf.shape[0]
-    T = Q.shape[0]
-    status = batch_ok(mf, wss, Q, V, V)
-    if status:
-        return status
-    if not (rows_out_ok(T, n, M) and rows_out_ok(T, n, Mdot) and rows_out_ok(T, n, C)):
-        return SIZE_OUT
-    if not disjoint(M, Mdot, C):
-        return OVERLAP
-    k = chunks(threads, T, wss)
-    if k == 1:
-        ws = wss[0]
-        for t in range(T):
-            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
-            if s:
-                return s + ROW * t
-        return 0
-    statuses = np.zeros(k, np.int64)
-    for c in prange(k):
-        ws = wss[c]
-        for t in range(T * c // k, T * (c + 1) // k):
-            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
-            if s and not statuses[c]:
-                statuses[c] = s + ROW * t
-    return first_status(statuses)
-
-
 @kernel
 def lanes_in(X, t0, count, X4):
     """X4[:, l] = X[t0 + l] for the count states of a group; idle lanes repeat X[t0]."""
@@ -164,8 +139,9 @@ def coriolis_group(mf, Q, V, g, ws4, q4, v4, S, M, Mdot, C):
 
 @batch_kernel
 def coriolis_lanes_batch(mf, Q, V, wss, ws4s, q4s, v4s, Ss, threads, M, Mdot, C):
-    """coriolis_batch four states at a time (kernels.coriolis_matrix.coriolis_lanes): every
-    lane is computed as the single-state kernel computes its state, bitwise.  Rows are
+    """M[t], Mdot[t], C[t] for every row t, four states at a time
+    (kernels.coriolis_matrix.coriolis_lanes): every lane is computed as the single-state
+    kernel computes its state, bitwise.  Rows are
     checked first by the single-state kernel's own checks; ws4s, q4s, v4s and Ss hold one
     lane workspace, input pair and output buffer (3, n, n, 4) per chunk."""
     n = mf.shape[0]
