@@ -14,9 +14,14 @@ the kernels.  The same Python functions (:func:`coriolis_matrix.sweep`, :func:`p
   loads one F4, ``w[r, c] = x`` stores one (a number is splatted).  ``.shape`` is
   (rows, cols).
 * :func:`lane_vector` views a (rows, 4) array as rows of F4: ``q[i]``, ``q.shape``.
+* :func:`lane_rows` views four matrices of a (T, m, m) output, one per lane, and
+  :func:`transpose` / :func:`store_run` copy a lane buffer into them row by row.
 
-:func:`sincos_at` is the one step the lane code does lane by lane: the joint angles' sines
-and cosines (:mod:`.trig`, whose quadrant logic is integer arithmetic).
+:func:`sincos_at` is where the two paths differ in source: the joint angles' sines and
+cosines.  The scalar path calls :func:`.trig.sincos`; the lane path runs the same reduction
+and series (:func:`.trig.reduced`) on four angles, takes the quadrant in exact float
+arithmetic instead of integer bit operations, and chooses by a select (libm, lane by lane,
+beyond the reduction limit).
 """
 
 import math
