@@ -122,31 +122,27 @@ class _PerState:
 
 class _Kernels:
     """Each batch kernel, compiled (or loaded from the on-disk cache) on first use, then frozen,
-    with the per-state kernel it calls: ``_K.christoffel`` is ``(batch kernel, per-state kernel)``
-(``(batch kernel, None)`` for the lane batches).
+    with the per-state kernel it calls: ``_K.christoffel`` is ``(batch kernel, per-state
+    kernel)``, ``(batch kernel, None)`` for the lane batches.
     """
 
     _lock = threading.Lock()
 
     def __getattr__(self, name: str):
-        if name in _LANE_SIGNATURES:
-            with self._lock:
-                if name not in self.__dict__:
-                    dispatcher, argtypes = _LANE_SIGNATURES[name]
-                    dispatcher.compile(types.int64(*argtypes))
-                    dispatcher.disable_compile()
-                    self.__dict__[name] = (dispatcher, None)
-            return self.__dict__[name]
-        if name not in _SIGNATURES:
+        if name not in _SIGNATURES and name not in _LANE_SIGNATURES:
             raise AttributeError(name)
         with self._lock:
             if name not in self.__dict__:
-                from .api import _K as _PER_STATE
+                if name in _LANE_SIGNATURES:
+                    dispatcher, argtypes = _LANE_SIGNATURES[name]
+                    per_state = None
+                else:
+                    from .api import _K as _PER_STATE
 
-                per_state = _PerState(getattr(_PER_STATE, name))
-                dispatcher, argtypes = _SIGNATURES[name]
-                kern = types.FunctionType(per_state.signature())
-                dispatcher.compile(types.int64(kern, *argtypes))
+                    dispatcher, argtypes = _SIGNATURES[name]
+                    per_state = _PerState(getattr(_PER_STATE, name))
+                    argtypes = (types.FunctionType(per_state.signature()), *argtypes)
+                dispatcher.compile(types.int64(*argtypes))
                 dispatcher.disable_compile()
                 self.__dict__[name] = (dispatcher, per_state)
         return self.__dict__[name]

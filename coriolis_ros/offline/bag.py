@@ -55,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from coriolis_ros.dynamics.kernels.kinematics import MAX_ABS
+from coriolis_ros.node.base_state import UNIT_TOLERANCE
 from coriolis_ros.offline import parquet
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -336,6 +337,7 @@ def _merge_joint_states(
     tau = np.full(n, np.nan)
     have_q = np.zeros(n, dtype=bool)
     q_row, qd_row = np.zeros(nqb + n), np.zeros(nvb + n)
+    tau_row = np.full(nvb + n, np.nan)  # a base's efforts stay unknown
     odom_topics = {c.topic for c in odom_conns}
     normalized = 0
     rows_stamp, rows_log, rows_q, rows_qd, rows_tau = [], [], [], [], []
@@ -403,12 +405,12 @@ def _merge_joint_states(
                     else f"odometry more than base_state_timeout {base.timeout:g} s apart"
                 )
                 continue
-        q_row[nqb:], qd_row[nvb:] = q, qd
+        q_row[nqb:], qd_row[nvb:], tau_row[nvb:] = q, qd, tau
         rows_stamp.append(stamp)
         rows_log.append(log_time)
         rows_q.append(q_row.copy())
         rows_qd.append(qd_row.copy())
-        rows_tau.append(np.concatenate((np.full(nvb, np.nan), tau)))
+        rows_tau.append(tau_row.copy())
     if progress is not None:
         progress(done, total)
 
@@ -417,7 +419,10 @@ def _merge_joint_states(
 
     notes = []
     if normalized:
-        notes.append(f"{normalized} odometry orientations were not unit quaternions: normalized")
+        notes.append(
+            f"odometry orientations off unit norm by more than {UNIT_TOLERANCE:g}, used "
+            f"normalized: {normalized}"
+        )
     return Recording(
         urdf="",
         urdf_source="",

@@ -141,9 +141,9 @@ def coriolis_group(mf, Q, V, g, ws4, q4, v4, S, M, Mdot, C):
 def coriolis_lanes_batch(mf, Q, V, wss, ws4s, q4s, v4s, Ss, threads, M, Mdot, C):
     """M[t], Mdot[t], C[t] for every row t, four states at a time
     (kernels.coriolis_matrix.coriolis_lanes): every lane is computed as the single-state
-    kernel computes its state, bitwise.  Rows are
-    checked first by the single-state kernel's own checks; ws4s, q4s, v4s and Ss hold one
-    lane workspace, input pair and output buffer (3, n, n, 4) per chunk."""
+    kernel computes its state, bitwise.  Rows are checked first by the single-state kernel's
+    own checks; ws4s, q4s, v4s and Ss hold one lane workspace, input pair and output buffer
+    (3, n, n, 4) per chunk."""
     n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, V, V)

@@ -143,6 +143,14 @@ def _neg(context, builder, sig, args):
     return builder.fneg(args[0], flags=_FLAGS)
 
 
+def _vector_math(builder, name, x):
+    """LLVM's lane-wise ``llvm.<name>.v4f64`` on an F4 (sqrt, floor, fabs)."""
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(_V4, [_V4]), f"llvm.{name}.v4f64"
+    )
+    return builder.call(fn, [x])
+
+
 @infer_global(math.sqrt)
 class _SqrtTyping(AbstractTemplate):
     def generic(self, args, kws):
@@ -153,10 +161,7 @@ class _SqrtTyping(AbstractTemplate):
 
 @lower_builtin(math.sqrt, F4Type)
 def _sqrt(context, builder, sig, args):
-    fn = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(_V4, [_V4]), "llvm.sqrt.v4f64"
-    )
-    return builder.call(fn, [args[0]])
+    return _vector_math(builder, "sqrt", args[0])
 
 
 @intrinsic
@@ -178,10 +183,7 @@ def floor(typingctx, x):
         return None
 
     def codegen(context, builder, sig, args):
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(_V4, [_V4]), "llvm.floor.v4f64"
-        )
-        return builder.call(fn, [args[0]])
+        return _vector_math(builder, "floor", args[0])
 
     return f4(x), codegen
 
@@ -193,11 +195,8 @@ def within(typingctx, x, bound):
         return None
 
     def codegen(context, builder, sig, args):
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(_V4, [_V4]), "llvm.fabs.v4f64"
-        )
         limit = _as_f4(context, builder, args[1], sig.args[1])
-        inside = builder.fcmp_ordered("<=", builder.call(fn, [args[0]]), limit)
+        inside = builder.fcmp_ordered("<=", _vector_math(builder, "fabs", args[0]), limit)
         result = builder.extract_element(inside, ir.Constant(_I32, 0))
         for k in range(1, LANES):
             result = builder.and_(result, builder.extract_element(inside, ir.Constant(_I32, k)))
