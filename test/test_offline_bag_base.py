@@ -110,6 +110,8 @@ def test_floating_base_state_from_odometry(tmp_path, floating, storage):
     result = offline.process_bag(bag, tmp_path / "again.npz", root_joint="floating")
     assert result.ok, result.error
     assert result.skipped == {"before the first accepted odometry": 3}
+    # quaternions 1e-9 off unit norm: used normalized, below the warning's tolerance
+    assert not any("unit norm" in note for note in result.notes)
 
 
 def test_planar_base_takes_yaw_from_the_orientation(tmp_path, planar):
@@ -183,11 +185,46 @@ def test_odometry_topic_choice(tmp_path, floating):
     assert np.all(np.load(tmp_path / "other.npz")["position"][:, :3] == 5.0)
 
 
-def test_usage_errors_for_base_options(capsys):
+def test_usage_errors_for_base_options(tmp_path, capsys):
     assert main(["bag", "x", "--odometry-topic", "/odom"]) == 2
     assert "needs --root-joint floating or planar" in capsys.readouterr().err
-    assert main(["bag", "x", "--root-joint", "floating", "--base-state-timeout", "0"]) == 2
-    assert "--base-state-timeout must be positive" in capsys.readouterr().err
+    missing = str(tmp_path / "missing")
+    for bad in ("0", "-0.1"):
+        argv = ["bag", missing, "--root-joint", "floating", "--base-state-timeout", bad]
+        assert main(argv) == 2
+        assert "--base-state-timeout must be positive" in capsys.readouterr().err
+    # just above the bound: accepted (the bag itself then fails: exit 1, no usage error)
+    argv = ["bag", missing, "--root-joint", "floating", "--base-state-timeout", "1e-9"]
+    assert main([*argv, "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "must be positive" not in err and "no such file" in err
+    with pytest.raises(ValueError, match="root_joint must be fixed, floating or planar"):
+        offline.read_recording(missing, root_joint="free")
+
+
+def test_bad_odometry_is_rejected_or_normalized_and_counted(tmp_path, floating):
+    T = 12
+    messages, stamps, Q, V, pose, twist = _recording(floating, T, skip_odometry=(4, 8))
+    root = floating.root_link
+    nan_pose = [float("nan"), 0, 0, 0, 0, 0, 1]
+    # row 4: odometry with a NaN (rejected, row 3's is used); row 8: a quaternion of norm 2
+    messages.append(("/odom", stamps[4] + 100_000, odometry(stamps[4], root, nan_pose, [0] * 6)))
+    long_quat = [*pose[8, :3], *(2.0 * pose[8, 3:])]
+    messages.append(("/odom", stamps[8] + 100_000, odometry(stamps[8], root, long_quat, twist[8])))
+    messages.sort(key=lambda m: (m[1], m[0]))
+    bag = write_mixed_bag(tmp_path / "bad", "sqlite3", messages, URDF)
+    result = offline.process_bag(bag, tmp_path / "bad.npz", root_joint="floating")
+    assert result.ok, result.error
+    assert result.skipped == {
+        "odometry rejected: odometry has a NaN, infinite or huge (beyond ±1e50) value": 1
+    }
+    assert "odometry orientations off unit norm by more than 0.001, used normalized: 1" in (
+        result.notes
+    )
+    arrays = dict(np.load(tmp_path / "bad.npz"))
+    assert arrays["position"][4][:3].tolist() == pose[3, :3].tolist()  # the previous odometry
+    assert arrays["position"][8][3:7].tolist() == _unit(long_quat)
+    _assert_rows_equal_library(floating, arrays)
 
 
 def test_floating_outputs_keep_position_names(tmp_path, floating):
