@@ -365,15 +365,22 @@ def test_slotine_li_batch_equals_loop_bitwise_and_names_bad_rows(T):
     ],
 )
 def test_openmp_spin_default_yields_to_the_users_choice(env, expected):
-    """A bounded spin unless the user chose a wait policy or spin count (set before OpenMP
-    loads, in a fresh process)."""
+    """A bounded spin unless the user chose a wait policy or spin count, set by the first
+    batch (before OpenMP loads), not on import (in a fresh process)."""
     child_env = {k: v for k, v in os.environ.items()
                  if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     child_env.update(env)
     code = (
-        "import json, os; import coriolis_ros.dynamics.batch; "
-        "print(json.dumps({k: os.environ.get(k) for k in ('GOMP_SPINCOUNT', 'OMP_WAIT_POLICY')}))"
+        "import json, os; from coriolis_ros.dynamics import Dynamics; "
+        "from coriolis_ros.robots import robot_path; "
+        "names = ('GOMP_SPINCOUNT', 'OMP_WAIT_POLICY'); "
+        "before = {k: os.environ.get(k) for k in names}; "
+        "dyn = Dynamics.from_urdf(robot_path('arm7')); "
+        "dyn.gravity_batch(dyn.neutral()[None, :]); "
+        "print(json.dumps([before, {k: os.environ.get(k) for k in names}]))"
     )
     out = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True,
                          text=True, timeout=120, check=True).stdout
-    assert json.loads(out.strip().splitlines()[-1]) == expected
+    before, after = json.loads(out.strip().splitlines()[-1])
+    assert before == {k: env.get(k) for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    assert after == expected

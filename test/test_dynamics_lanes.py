@@ -91,7 +91,7 @@ def test_coriolis_lanes_equals_the_single_state_kernel_bitwise(name, root_joint)
     dyn = Dynamics.from_urdf(str(erd_urdf(name)), root_joint=root_joint, mimic="independent")
     n = dyn.nv
     Q, V = _states(dyn, 7, seed=len(name))
-    ws4 = np.zeros((*dyn._ws.shape, 4))
+    ws4 = np.zeros((*dyn.engine.ws.shape, 4))
     S = np.zeros((3, n, n, 4))
     out = [np.full((7, n, n), np.nan) for _ in range(3)]
     for t0 in (0, 4):  # a full group, then one of three states (its idle lane repeats t0)
@@ -109,7 +109,7 @@ def test_a_state_gives_the_same_bits_in_every_lane():
     dyn = Dynamics.from_urdf(str(erd_urdf("panda")), mimic="independent")
     n = dyn.nv
     Q, V = _states(dyn, 1, seed=3)
-    ws4, S = np.zeros((*dyn._ws.shape, 4)), np.zeros((3, n, n, 4))
+    ws4, S = np.zeros((*dyn.engine.ws.shape, 4)), np.zeros((3, n, n, 4))
     out = [np.zeros((4, n, n)) for _ in range(3)]
     q4, v4 = np.repeat(Q.T, 4, axis=1), np.repeat(V.T, 4, axis=1)
     coriolis_lanes(dyn._mf, np.ascontiguousarray(q4), np.ascontiguousarray(v4), ws4, S, *out, 0, 4)

@@ -163,7 +163,7 @@ def test_only_the_batches_workspaces_ask_for_streaming():
     from coriolis_ros.dynamics.kernels.spatial import WS_STREAM
 
     dyn, _ = library_and_oracle(random_tree("quadruped", 40, seed=40))
-    assert dyn._ws[0, WS_STREAM] == 0.0
-    assert dyn.clone()._ws[0, WS_STREAM] == 0.0
-    wss, _ = _batch.workspaces(dyn)
+    assert dyn.engine.ws[0, WS_STREAM] == 0.0
+    assert dyn.clone().engine.ws[0, WS_STREAM] == 0.0
+    wss, _ = _batch.workspaces(dyn.engine)
     assert np.all(wss[:, 0, WS_STREAM] == 1.0)

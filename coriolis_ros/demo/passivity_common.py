@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coriolis_ros.demo.passivity_plant import Push
 
 DEFAULTS = {
     "robot": "arm7",
@@ -35,6 +34,33 @@ DEFAULTS = {
     "lam": 10.0,
     "kappa": 30.0,
 }
+
+
+@dataclass(frozen=True)
+class Push:
+    """An external torque step: ``torque`` (N·m or N) on DoF ``joint`` (index) from ``start``
+    to ``end`` seconds of simulated time (``end`` None: until the end)."""
+
+    joint: int
+    torque: float
+    start: float
+    end: float | None = None
+
+    def __post_init__(self):
+        if not (math.isfinite(self.torque) and math.isfinite(self.start) and self.start >= 0):
+            raise ValueError(f"push needs a finite torque and a start >= 0, got {self}")
+        if self.end is not None and not (math.isfinite(self.end) and self.end > self.start):
+            raise ValueError(f"push end must be after its start, got {self}")
+
+    def active(self, t: float) -> bool:
+        return t >= self.start and (self.end is None or t < self.end)
+
+    def value(self, t: float, out: np.ndarray) -> np.ndarray:
+        """τ_ext at time ``t`` into ``out`` (length nv)."""
+        out[:] = 0.0
+        if self.active(t):
+            out[self.joint] = self.torque
+        return out
 
 
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:

@@ -51,40 +51,15 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 import numpy as np
+
+from coriolis_ros.demo import passivity_common as common
+from coriolis_ros.demo.passivity_common import Push
 
 NODE_NAME = "passivity_plant"
 STATES_DEPTH = 1000
 COMMANDS_DEPTH = 10
-
-
-@dataclass(frozen=True)
-class Push:
-    """An external torque step: ``torque`` (N·m or N) on DoF ``joint`` (index) from ``start``
-    to ``end`` seconds of simulated time (``end`` None: until the end)."""
-
-    joint: int
-    torque: float
-    start: float
-    end: float | None = None
-
-    def __post_init__(self):
-        if not (math.isfinite(self.torque) and math.isfinite(self.start) and self.start >= 0):
-            raise ValueError(f"push needs a finite torque and a start >= 0, got {self}")
-        if self.end is not None and not (math.isfinite(self.end) and self.end > self.start):
-            raise ValueError(f"push end must be after its start, got {self}")
-
-    def active(self, t: float) -> bool:
-        return t >= self.start and (self.end is None or t < self.end)
-
-    def value(self, t: float, out: np.ndarray) -> np.ndarray:
-        """τ_ext at time ``t`` into ``out`` (length nv)."""
-        out[:] = 0.0
-        if self.active(t):
-            out[self.joint] = self.torque
-        return out
 
 
 class RigidBodyPlant:
@@ -187,8 +162,6 @@ class RigidBodyPlant:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from coriolis_ros.demo import passivity_common as common
-
     parser = argparse.ArgumentParser(
         prog="python -m coriolis_ros.demo.passivity_plant",
         description="Simulated robot: RK4 forward dynamics at 1 kHz, JointState out, torque in.",
@@ -283,8 +256,6 @@ def main(argv=None) -> int:
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
     from rclpy.utilities import remove_ros_args
-
-    from coriolis_ros.demo import passivity_common as common
 
     argv = list(sys.argv if argv is None else argv)
     parser = build_parser()

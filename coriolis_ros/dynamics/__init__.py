@@ -7,15 +7,12 @@
 See :class:`Dynamics` for the whole API.
 """
 
-from .numba_cache import configure as _configure_cache
-
-NUMBA_CACHE_DIR = _configure_cache()
-
-from .api import Dynamics  # noqa: E402
-from .model import Model  # noqa: E402
-from .observer import MomentumObserver  # noqa: E402
-from .urdf_checks import URDFInertiaWarning  # noqa: E402
-from .urdf_model import URDFError, model_from_urdf  # noqa: E402
+from .api import Dynamics
+from .model import Model
+from .numba_cache import cache_dir
+from .observer import MomentumObserver
+from .urdf_checks import URDFInertiaWarning
+from .urdf_model import URDFError, model_from_urdf
 
 __all__ = [
     "Dynamics",
@@ -24,5 +21,5 @@ __all__ = [
     "URDFError",
     "URDFInertiaWarning",
     "model_from_urdf",
-    "NUMBA_CACHE_DIR",
+    "cache_dir",
 ]

@@ -18,7 +18,8 @@ Each call is a pure function of its arrays, so the batches can be cut anywhere
 (chunks of a long recording, Dask tasks): results do not depend on the cut.
 
 Numba's OpenMP threads spin briefly after a batch, then sleep (``GOMP_SPINCOUNT=3000``
-unless the environment sets it or ``OMP_WAIT_POLICY``; see ``DEFAULT_SPINCOUNT``).  One
+unless the environment sets it or ``OMP_WAIT_POLICY``, set when the first batch kernel is
+compiled, before OpenMP is loaded; see ``DEFAULT_SPINCOUNT``).  One
 batch runs at a time per process (a lock around the parallel launch): each already uses
 every Numba thread, and Numba's ``workqueue`` threading layer must not be entered from two
 threads at once.  The
@@ -36,6 +37,7 @@ import numpy as np
 from numba import config as numba_config
 from numba import get_num_threads, set_parallel_chunksize, types
 
+from .kernel_table import TREE, compile_frozen
 from .kernels import batch as _kb
 from .kernels.spatial import WS_STREAM
 from .kernels.kinematics import (
@@ -63,8 +65,12 @@ _LAUNCH = threading.Lock()
 # it takes effect if set before OpenMP is loaded (the first parallel batch), and an
 # OMP_WAIT_POLICY or GOMP_SPINCOUNT chosen by the user wins.
 DEFAULT_SPINCOUNT = "3000"
-if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-    os.environ["GOMP_SPINCOUNT"] = DEFAULT_SPINCOUNT
+
+
+def _default_spincount() -> None:
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = DEFAULT_SPINCOUNT
+
 
 _RF1 = types.Array(types.float64, 1, "C", readonly=True)
 _RF2 = types.Array(types.float64, 2, "C", readonly=True)
@@ -73,7 +79,8 @@ _F3 = types.Array(types.float64, 3, "C")
 _F4 = types.Array(types.float64, 4, "C")
 _F5 = types.Array(types.float64, 5, "C")
 _I = types.int64
-# name (as in api._SIGNATURES) -> (batch kernel, its argument types after the per-state kernel)
+# name (as in kernel_table.ARGUMENTS) -> (batch kernel, its argument types after the
+# per-state kernel)
 _SIGNATURES = {
     "christoffel": (_kb.christoffel_batch, (_RF2, _F2, _F3, _I, _F4)),
     "coriolis_vectors": (_kb.coriolis_vectors_batch, (_RF2, _F2, _F2, _F3, _I, _F2, _F2, _F2)),
@@ -133,17 +140,15 @@ class _Kernels:
             raise AttributeError(name)
         with self._lock:
             if name not in self.__dict__:
+                _default_spincount()
                 if name in _LANE_SIGNATURES:
                     dispatcher, argtypes = _LANE_SIGNATURES[name]
                     per_state = None
                 else:
-                    from .api import _K as _PER_STATE
-
                     dispatcher, argtypes = _SIGNATURES[name]
-                    per_state = _PerState(getattr(_PER_STATE, name))
+                    per_state = _PerState(getattr(TREE, name))
                     argtypes = (types.FunctionType(per_state.signature()), *argtypes)
-                dispatcher.compile(types.int64(*argtypes))
-                dispatcher.disable_compile()
+                compile_frozen(dispatcher, argtypes)
                 self.__dict__[name] = (dispatcher, per_state)
         return self.__dict__[name]
 
@@ -151,35 +156,45 @@ class _Kernels:
 _K = _Kernels()
 
 
-def workspaces(dyn) -> tuple[np.ndarray, int]:
+def q_width(engine) -> int:
+    """Entries per configuration row of a batch (the one place batch shapes read it)."""
+    if engine.coupled:
+        raise ValueError(
+            "the batched kernels do not reduce mimic joints or other coupled joints: build this "
+            "model with mimic='independent' (or call the single-state methods row by row)"
+        )
+    return engine.nq
+
+
+def workspaces(engine) -> tuple[np.ndarray, int]:
     """The instance's per-chunk workspaces (allocated on its first batch call), threads in use."""
-    wss = dyn.__dict__.get("_batch_wss")
+    wss = engine.batch_workspaces
     if wss is None:
         chunks = _kb.CHUNKS_PER_THREAD * max(1, numba_config.NUMBA_NUM_THREADS)
-        wss = np.zeros((chunks, *dyn._ws.shape))
+        wss = np.zeros((chunks, *engine.ws.shape))
         # each state's outputs are fresh memory: large sparse ones are zeroed by streaming
         # stores (kernels.christoffel.zero_output); a single call's are not
         wss[:, 0, WS_STREAM] = 1.0
-        dyn._batch_wss = wss
+        engine.batch_workspaces = wss
     return wss, get_num_threads()
 
 
-def lane_buffers(dyn) -> tuple[np.ndarray, ...]:
+def lane_buffers(engine) -> tuple[np.ndarray, ...]:
     """The instance's per-chunk buffers of the lane batches (allocated on first use): a lane
     workspace (rows, WS_WIDTH, 4), the inputs (nq, 4) and (n, 4), an output buffer
     (3, n, n, 4)."""
-    bufs = dyn.__dict__.get("_lane_buffers")
+    bufs = engine.lane_buffers
     if bufs is None:
         chunks = _kb.CHUNKS_PER_THREAD * max(1, numba_config.NUMBA_NUM_THREADS)
-        rows, width = dyn._ws.shape
-        n, nq, lanes = dyn.nv, dyn._q_width(), _kb.LANES
+        rows, width = engine.ws.shape
+        n, nq, lanes = engine.nv, q_width(engine), _kb.LANES
         bufs = (
             np.zeros((chunks, rows, width, lanes)),
             np.zeros((chunks, nq, lanes)),
             np.zeros((chunks, n, lanes)),
             np.zeros((chunks, 3, n, n, lanes)),
         )
-        dyn._lane_buffers = bufs
+        engine.lane_buffers = bufs
     return bufs
 
 

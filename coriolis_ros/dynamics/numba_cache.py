@@ -1,4 +1,4 @@
-"""Point Numba's on-disk cache at a writable per-user directory.
+"""Point Numba's on-disk cache at a writable per-user directory, on the first compile.
 
 Compiled kernels are cached so that a process loads them in a fraction of a
 second instead of compiling for ~10 s.  The package may be installed read-only
@@ -8,12 +8,22 @@ second instead of compiling for ~10 s.  The package may be installed read-only
 in a subdirectory named after a hash of the kernels' sources.  Numba keys its
 cache on each function's own file only, so a change to a helper or constant
 in another module (an upgrade, an edit) would otherwise load stale machine code.
+
+Nothing happens on import: :func:`configure` runs when the first kernel is compiled
+(:func:`coriolis_ros.dynamics.kernel_table.compile_frozen`), and the kernels are declared
+without a cache of their own until then.
 """
 
 import hashlib
 import os
 import tempfile
+import threading
 from pathlib import Path
+
+from numba.core import config as numba_config
+
+_LOCK = threading.Lock()
+_CHOSEN: list[str] = []  # the directory, once chosen ("" when none is writable)
 
 
 def _candidates():
@@ -33,25 +43,35 @@ def sources_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def configure() -> str:
-    """Choose the cache directory (before the kernels are imported) and return it."""
+def _choose() -> str:
     chosen = os.environ.get("NUMBA_CACHE_DIR")
     if chosen:
-        chosen = os.path.join(chosen, "coriolis_ros-" + sources_digest())
-    else:
-        for path in _candidates():
-            path = os.path.join(path, sources_digest())
-            try:
-                os.makedirs(path, exist_ok=True)
-            except OSError:
-                continue
-            if os.access(path, os.W_OK):
-                chosen = path
-                break
-    if chosen:
-        # Set numba's configuration, not the environment: child processes choose for
-        # themselves.  The kernels' cache locators read it when they are decorated.
-        from numba.core import config
+        return os.path.join(chosen, "coriolis_ros-" + sources_digest())
+    for path in _candidates():
+        path = os.path.join(path, sources_digest())
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(path, os.W_OK):
+            return path
+    return ""
 
-        config.CACHE_DIR = chosen
-    return chosen or ""
+
+def configure() -> str:
+    """Choose the cache directory (once per process) and return it ("" if none is writable).
+
+    Sets Numba's configuration, not the environment: child processes choose for themselves.
+    Kernels given a cache after this (``enable_caching``) read it."""
+    with _LOCK:
+        if not _CHOSEN:
+            chosen = _choose()
+            if chosen:
+                numba_config.CACHE_DIR = chosen
+            _CHOSEN.append(chosen)
+        return _CHOSEN[0]
+
+
+def cache_dir() -> str:
+    """The directory compiled kernels are cached in (chosen now if no kernel was compiled yet)."""
+    return configure()

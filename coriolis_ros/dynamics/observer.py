@@ -17,7 +17,7 @@ from numbers import Real
 
 import numpy as np
 
-from .api import _K, Dynamics
+from .api import Dynamics
 from .kernels.kinematics import MAX_ABS
 from .kernels.momentum_observer import ST_GAIN, ST_OUT
 
@@ -76,19 +76,23 @@ class MomentumObserver:
             raise TypeError(f"dyn must be a Dynamics, got {type(dyn).__name__}")
         n = dyn.nv
         self._dyn = dyn.clone()  # its own workspace
-        self._model = (self._dyn._mf, self._dyn._gravity, self._dyn._ws)
+        engine = self._dyn.engine
+        self._engine = engine
+        self._model = (engine.mf, engine.gravity, engine.ws)
         self._nv = n
         # Rows: K_O, p and w = tau + C^T qd - g at the last stamp, r, the returned copy of r.
         self._state = np.zeros((5, n))
         self._state[ST_GAIN] = _gain_array(gain, n)
         self._out = self._state[ST_OUT]
         self._t: float | None = None
-        self._update = _K.observer_update  # loaded (or compiled) now, never on the update path
-        # A model with mimic joints: p, C^T qd and g from its reduced kernels, then the step.
-        self._reduced = self._dyn.nv != self._dyn._mf.shape[0]
+        # A model with coupled joints: p, C^T qd and g from its reduced kernels, then the step.
+        # The kernels are loaded (or compiled) now, never on the update path.
+        self._reduced = engine.coupled
         if self._reduced:
-            self._step = _K.observer_step
+            self._step = engine.kernels.observer_step
             self._terms = tuple(np.zeros(n) for _ in range(4))  # C qd, C^T qd, p, g
+        else:
+            self._update = engine.kernels.observer_update
 
     @property
     def gain(self) -> np.ndarray:
@@ -130,9 +134,9 @@ class MomentumObserver:
             status = self._update(mf, gravity, q, qd, tau, ws, self._state, dt)
         except TypeError:
             args = [mf, gravity, q, qd, tau, ws, self._state, dt]
-            status = self._dyn._retry(self._update, args, (2, 3, 4), (), _NAMES)
+            status = self._engine.retry(self._update, args, (2, 3, 4), (), _NAMES)
         if status:
-            self._dyn._fail(status, (q, qd, tau), (), _NAMES)
+            self._engine.fail(status, (q, qd, tau), (), _NAMES)
         self._t = t
         return self._out
 
@@ -143,10 +147,10 @@ class MomentumObserver:
         try:
             status = self._step(p, ctqd, g, tau, self._state, dt)
         except TypeError:
-            tau = self._dyn._coerce(tau, _NAMES[2])
+            tau = self._engine.coerce(tau, _NAMES[2])
             status = self._step(p, ctqd, g, tau, self._state, dt)
         if status:
-            self._dyn._fail(status, (q, qd, tau), (), _NAMES)
+            self._engine.fail(status, (q, qd, tau), (), _NAMES)
         self._t = t
         return self._out
 

@@ -24,6 +24,8 @@ import warnings
 
 import numpy as np
 
+from .errors import URDFError
+
 __all__ = [
     "URDFInertiaWarning",
     "XACRO_DECLARED_HINT",
@@ -77,9 +79,7 @@ class URDFInertiaWarning(UserWarning):
     """A link's inertia is not that of any rigid body (used as written all the same)."""
 
 
-def _error(message: str):
-    from .urdf_model import URDFError
-
+def _error(message: str) -> URDFError:
     return URDFError(message)
 
 

@@ -43,6 +43,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import urdf_checks
+from .errors import URDFError
 from .model import (
     FREE,
     MF_C,
@@ -77,10 +78,6 @@ _V_SUFFIXES = {
     PLANAR: ("linear_x", "linear_y", "angular_z"),
 }
 _Q_SUFFIXES = {FREE: ("x", "y", "z", "qx", "qy", "qz", "qw"), PLANAR: ("x", "y", "theta")}
-
-
-class URDFError(ValueError):
-    """The URDF cannot be turned into a model; the message says why."""
 
 
 def model_from_urdf(

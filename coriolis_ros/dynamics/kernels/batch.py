@@ -52,7 +52,7 @@ ROWS = 14  # inputs with different numbers of rows (states)
 
 # Same numerical options as the per-state kernels (spatial._OPTIONS), plus prange.
 batch_kernel = njit(
-    cache=True,
+    cache=False,  # given one when first compiled (dynamics.kernel_table.compile_frozen)
     error_model="numpy",
     boundscheck=False,
     fastmath={"contract"},

@@ -66,6 +66,7 @@ from .rnea import generalized_gravity, inverse_dynamics
 from .safeea import christoffel_safeea
 from .slotine_li import BAD_ARG4, SIZE_ARG4, slotine_li
 # The reduced kernels hand out views of the workspace's extra rows: compiled with the runtime.
+from .spatial import WS_WIDTH
 from .spatial import long_view_kernel as long_kernel
 from .spatial import view_kernel as kernel
 
@@ -95,7 +96,7 @@ def write_map(xw, A, phi, independent_rows, nqbar: int) -> None:
     the full row of each reduced column (``independent_rows``, nvbar entries)."""
     nvbar = len(independent_rows)
     n, nq = A.shape[0], phi.shape[0]
-    a, p, _, _, _, _ = offsets(n, nq)
+    a, p, _, _, _, _ = offsets.py_func(n, nq)  # plain Python: nothing to compile
     xw[0], xw[1] = nvbar, nqbar
     xw[a : a + 2 * n] = A.reshape(-1)
     # a reduced column's own row: the one row mapping to it with multiplier 1 that is not
@@ -108,9 +109,7 @@ def write_map(xw, A, phi, independent_rows, nqbar: int) -> None:
 
 def ws_rows(n: int, nq: int) -> int:
     """Rows of a workspace (WS_WIDTH columns) holding the model's n rows, then xw."""
-    from .spatial import WS_WIDTH
-
-    return n + -(-xw_size(n, nq) // WS_WIDTH)
+    return n + -(-xw_size.py_func(n, nq) // WS_WIDTH)
 
 
 @kernel

@@ -39,8 +39,10 @@ WS_WIDTH = 79
 # plain view instead of being wrapped in a freshly malloc'd runtime record: 0.2-0.25 us less
 # per call with 6-8 arrays, a sixth of an O(N) call on a 6-DoF arm (the option is private
 # but Numba uses it for its own allocation-free helpers, e.g. numba/misc/mergesort.py).
+# No cache here: the entry points get theirs when first compiled
+# (dynamics.kernel_table.compile_frozen), so that importing the kernels touches no disk.
 _OPTIONS = dict(
-    cache=True, error_model="numpy", boundscheck=False, fastmath={"contract"}, _nrt=False
+    cache=False, error_model="numpy", boundscheck=False, fastmath={"contract"}, _nrt=False
 )
 kernel = njit(**_OPTIONS)
 # The O(Nd) and O(Nd^2) sweeps release the GIL so other Python threads run meanwhile;

@@ -1,0 +1,135 @@
+"""What the compiled kernels of one :class:`~.api.Dynamics` read and write.
+
+An :class:`Engine` is the internal interface between the public class and the code that
+calls kernels on its behalf (the batches, the momentum observer): the model variant's
+kernel table (:mod:`.kernel_table`), chosen once from the model, the packed model arrays,
+the workspace, the sizes of q and v as the caller sees them, and the input checks that
+turn a kernel's status code or a ``TypeError`` from its dispatcher into a ``ValueError``
+naming the problem.
+
+Variants: a tree whose rows are all coordinates runs the ``TREE`` kernels on a workspace
+of n rows; a tree with coupled joints (mimic joints that follow) runs the ``COUPLED``
+kernels, whose workspace carries the coordinate map and the full-size intermediates in
+extra rows (:mod:`.kernels.coordinate_change`), so calls with ``out=`` allocate nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .coordinates import CoordinateMap, ReducedModel
+from .kernel_table import COUPLED, TREE, KernelTable
+from .kernels.coordinate_change import write_map, ws_rows
+from .kernels.kinematics import (
+    BAD_Q,
+    BAD_QD,
+    BAD_QDD,
+    BAD_QUATERNION,
+    MAX_ABS,
+    MIN_QUATERNION_NORM,
+    OVERLAP,
+    SIZE_OUT,
+    SIZE_Q,
+    SIZE_QD,
+    SIZE_QDD,
+)
+from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
+from .kernels.spatial import WS_WIDTH
+from .model import Model
+
+_F64 = np.dtype(np.float64)
+NAMES = ("q", "qd", "qdd")
+
+
+class Engine:
+    """One instance's kernels, model arrays and workspace (see the module docstring).
+
+    ``tree`` is the model the kernels run on; ``model`` describes the coordinates the
+    caller uses (``tree`` itself, or its :class:`~.coordinates.ReducedModel`); ``cmap``
+    the coordinate map (None for a plain tree).  ``batch_workspaces`` and
+    ``lane_buffers`` belong to :mod:`.batch`, which allocates them on first use.
+    """
+
+    def __init__(self, tree: Model):
+        self.tree = tree
+        self.mf = tree.mf
+        self.gravity = tree.gravity
+        n = tree.nv
+        if tree.mimic:
+            self.cmap: CoordinateMap | None = CoordinateMap(tree)
+            self.model: Model = ReducedModel.of(tree, self.cmap)
+            self.kernels: KernelTable = COUPLED
+            # the rows after the model's hold the map, then every full-size intermediate
+            self.ws = np.zeros((ws_rows(n, tree.nq), WS_WIDTH))
+            rows = [tree.joint_names.index(name) for name in self.cmap.joint_names]
+            write_map(self.ws[n:].reshape(-1), self.cmap.A, self.cmap.phi, rows, self.model.nq)
+        else:
+            self.cmap = None
+            self.model = tree
+            self.kernels = TREE
+            self.ws = np.zeros((max(n, 1), WS_WIDTH))
+        self.nq, self.nv = self.model.nq, self.model.nv
+        self.batch_workspaces: np.ndarray | None = None
+        self.lane_buffers: tuple | None = None
+
+    @property
+    def coupled(self) -> bool:
+        """Whether the coordinates are a reduction of the tree's (coupled joints)."""
+        return self.cmap is not None
+
+    # ------------------------------------------------------------------ input checks
+
+    def coerce(self, x, name: str) -> np.ndarray:
+        """x as a new float64 vector of the size ``name`` has ("q": nq, else nv)."""
+        size = self.nq if name == "q" else self.nv
+        try:
+            arr = np.array(x, dtype=np.float64, copy=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a sequence of {size} numbers: {exc}") from None
+        if arr.shape != (size,):
+            raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+        return arr
+
+    def retry(self, kernel, args: list, inputs: tuple, out: tuple, names=NAMES) -> int:
+        """The arguments are not the compiled types: convert the inputs, explain bad outputs."""
+        for position, name in zip(inputs, names, strict=False):
+            args[position] = self.coerce(args[position], name)
+        for arr in out:
+            if not (type(arr) is np.ndarray and arr.dtype == _F64 and arr.flags.carray):
+                got = f"{type(arr).__name__} {getattr(arr, 'dtype', '')}"
+                raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
+        try:
+            return kernel(*args)
+        except TypeError:
+            shapes = ", ".join(str(np.shape(arr)) for arr in out)
+            raise ValueError(f"out arrays have the wrong shape: {shapes}") from None
+
+    def fail(self, status: int, inputs: tuple, out: tuple, names=NAMES) -> None:
+        """Raise the ValueError a kernel's nonzero status stands for."""
+        if status in (BAD_Q, BAD_QD, BAD_QDD, BAD_ARG4):
+            raise ValueError(
+                f"{names[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
+            )
+        if status == BAD_QUATERNION:
+            raise ValueError(
+                f"q has a zero quaternion (norm below {MIN_QUATERNION_NORM:g}) for a floating joint"
+            )
+        if status in (SIZE_Q, SIZE_QD, SIZE_QDD, SIZE_ARG4):
+            which = status - SIZE_Q
+            got = np.shape(inputs[which])
+            size = self.nq if which == 0 else self.nv
+            raise ValueError(f"{names[which]} must have shape ({size},), got {got}")
+        if status == OVERLAP:
+            raise ValueError("out arrays must not share memory")
+        if status == SIZE_OUT:
+            shapes = ", ".join(str(np.shape(arr)) for arr in out)
+            raise ValueError(f"out arrays have the wrong shape: {shapes}")
+        raise RuntimeError(f"internal error: kernel status {status}")
+
+    def check_q(self, q: np.ndarray) -> None:
+        if not np.all(np.abs(q) <= MAX_ABS):
+            self.fail(BAD_Q, (q,), ())
+
+    def check_v(self, v: np.ndarray) -> None:
+        if not np.all(np.abs(v) <= MAX_ABS):
+            self.fail(BAD_QD, (None, v), ())

@@ -1,0 +1,142 @@
+"""The compiled kernels, by model variant: one table per kind of model, chosen once at load.
+
+Every kernel is compiled for one signature (float64, C-contiguous; the model arrays
+read-only) the first time it is used, or loaded from Numba's on-disk cache, and then
+frozen: any other argument type is a ``TypeError`` from Numba's C dispatcher, which the
+callers turn into a checked conversion (:mod:`.validation`).
+
+Two tables share the same names and argument lists, so :class:`~.api.Dynamics` calls
+``table.coriolis(mf, q, qd, ws, M, Mdot, C)`` whatever the model is:
+
+``TREE``
+    the kernels of the tree itself: every row of the model is a coordinate.
+``COUPLED``
+    the same algorithms over independent coordinates qbar of a tree whose coupled joints
+    (mimic joints, geared rotors) follow q = phi(qbar), qdot = A qbardot with A constant
+    (:mod:`.kernels.coordinate_change`; the map lives in the workspace's extra rows).
+
+The cache directory is chosen on the first compile (:mod:`.numba_cache`), not on import.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from numba import types
+
+from . import numba_cache
+from .kernels import coordinate_change as cc
+from .kernels.christoffel import christoffel
+from .kernels.coriolis_matrix import coriolis_matrix
+from .kernels.coriolis_times import coriolis_times
+from .kernels.coriolis_vectors import coriolis_vectors
+from .kernels.crba import mass_matrix
+from .kernels.kinematics import check_position
+from .kernels.momentum_observer import observer_step, observer_update
+from .kernels.rnea import generalized_gravity, inverse_dynamics
+from .kernels.safeea import christoffel_safeea
+from .kernels.slotine_li import slotine_li
+
+# Argument types: read-only model arrays, writeable C-contiguous float64 data.
+RF1 = types.Array(types.float64, 1, "C", readonly=True)
+RF2 = types.Array(types.float64, 2, "C", readonly=True)
+F1 = types.Array(types.float64, 1, "C")
+F2 = types.Array(types.float64, 2, "C")
+F3 = types.Array(types.float64, 3, "C")
+
+# name -> argument types; the same for every table
+ARGUMENTS = {
+    "coriolis": (RF2, F1, F1, F2, F2, F2, F2),  # mf, q, qd, ws, M, Mdot, C
+    "christoffel": (RF2, F1, F2, F3),  # mf, q, ws, Gamma
+    "christoffel_safeea": (RF2, F1, F2, F3),
+    "mass_matrix": (RF2, F1, F2, F2),  # mf, q, ws, M
+    "gravity": (RF2, RF1, F1, F2, F1),  # mf, gravity, q, ws, g
+    "inverse_dynamics": (RF2, RF1, F1, F1, F1, F2, F1),  # mf, gravity, q, qd, qdd, ws, tau
+    "coriolis_vectors": (RF2, F1, F1, F2, F1, F1, F1),  # mf, q, qd, ws, C qd, C^T qd, M qd
+    "coriolis_times": (RF2, F1, F1, F1, F2, F1),  # mf, q, qd, x, ws, C x
+    "slotine_li": (RF2, RF1, F1, F1, F1, F1, F2, F1),  # mf, gravity, q, qd, qdr, qddr, ws, tau
+    "check_position": (RF2, F2, F1),  # mf, ws, q
+    # MomentumObserver.update: mf, gravity, q, qd, tau, workspace, state, dt
+    "observer_update": (RF2, RF1, F1, F1, F1, F2, F2, types.float64),
+    # the observer's step on terms computed by other kernels: p, C^T qd, g, tau, state, dt
+    "observer_step": (F1, F1, F1, F1, F2, types.float64),
+}
+
+
+class KernelTable:
+    """Kernels by name, each compiled (or loaded from the on-disk cache) on first use, then
+    frozen.  ``table.coriolis`` is the compiled dispatcher."""
+
+    def __init__(self, name: str, dispatchers: dict):
+        unknown = set(dispatchers) - set(ARGUMENTS)
+        if unknown:
+            raise ValueError(f"no argument types for {sorted(unknown)}")
+        self.name = name
+        self._dispatchers = dispatchers
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self._dispatchers:
+            raise AttributeError(name)
+        dispatcher = compile_frozen(self._dispatchers[name], ARGUMENTS[name])
+        self.__dict__[name] = dispatcher  # later lookups skip __getattr__
+        return dispatcher
+
+    def __repr__(self) -> str:
+        return f"KernelTable({self.name!r})"
+
+
+_LOCK = threading.Lock()
+_FROZEN: set[int] = set()  # id() of every dispatcher compile_frozen has compiled
+
+
+def compile_frozen(dispatcher, argtypes, restype=types.int64):
+    """Compile ``dispatcher`` for one signature (from the cache when it is there), then freeze
+    it; a dispatcher already frozen here is returned as it is.  The first compile chooses
+    Numba's cache directory."""
+    with _LOCK:
+        if id(dispatcher) not in _FROZEN:
+            numba_cache.configure()
+            dispatcher.enable_caching()  # now that the cache directory is chosen
+            dispatcher.compile(restype(*argtypes))
+            dispatcher.disable_compile()
+            _FROZEN.add(id(dispatcher))
+    return dispatcher
+
+
+_SHARED = {
+    "check_position": check_position,
+    "observer_update": observer_update,
+    "observer_step": observer_step,
+}
+
+TREE = KernelTable(
+    "tree",
+    {
+        "coriolis": coriolis_matrix,
+        "christoffel": christoffel,
+        "christoffel_safeea": christoffel_safeea,
+        "mass_matrix": mass_matrix,
+        "gravity": generalized_gravity,
+        "inverse_dynamics": inverse_dynamics,
+        "coriolis_vectors": coriolis_vectors,
+        "coriolis_times": coriolis_times,
+        "slotine_li": slotine_li,
+        **_SHARED,
+    },
+)
+
+COUPLED = KernelTable(
+    "coupled",
+    {
+        "coriolis": cc.reduced_coriolis,
+        "christoffel": cc.reduced_christoffel,
+        "christoffel_safeea": cc.reduced_christoffel_safeea,
+        "mass_matrix": cc.reduced_mass_matrix,
+        "gravity": cc.reduced_gravity,
+        "inverse_dynamics": cc.reduced_inverse_dynamics,
+        "coriolis_vectors": cc.reduced_coriolis_vectors,
+        "coriolis_times": cc.reduced_coriolis_times,
+        "slotine_li": cc.reduced_slotine_li,
+        **_SHARED,
+    },
+)
