@@ -64,6 +64,7 @@ class Dynamics:
         root_joint: str = "fixed",
         mimic: str = "follow",
         locked_joints: Mapping[str, float] | None = None,
+        rotors: Mapping[str, Mapping] | None = None,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
 
@@ -79,8 +80,16 @@ class Dynamics:
         prismatic joints at the given position (rad or m), as Pinocchio's
         ``buildReducedModel`` does; ``ValueError`` for an unknown, fixed or
         multi-DoF joint or a non-finite position.
+
+        Geared rotors: the URDF's ``<coupling>`` elements, and ``rotors={joint: {"gear_ratio":
+        N, "inertia": [ixx, iyy, izz, ixy, ixz, iyz], "mass": m}}`` for rotors given by their
+        datasheet (inertia about the rotor's centre, in the joint's frame; the rotor sits on
+        the joint's parent link at the joint's origin and spins about its axis).  A rotor is a
+        body of the tree whose joint follows its link's, q_rotor = N q_link: not a coordinate
+        (:attr:`tree_joint_names` lists it, :attr:`joint_names` does not), and every output
+        includes its inertia and gyroscopic terms (see :mod:`coriolis_ros.dynamics.couplings`).
         """
-        return Dynamics(model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints))
+        return Dynamics(model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors))
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace."""
@@ -279,12 +288,24 @@ class Dynamics:
             self._fail(status, (q, qd, qd_ref, qdd_ref), (out,), _SLOTINE_LI_NAMES)
         return out
 
-    # ------------------------------------------------------------------ mimic / locked joints
+    # ------------------------------------------------------------------ coupled / locked joints
 
     @property
     def mimic_joints(self) -> dict[str, tuple[str, float, float]]:
         """Mimic joints that follow: name -> (independent leader, multiplier, offset)."""
         return {name: (leader, m, o) for name, leader, m, o in self.model.mimic}
+
+    @property
+    def coupled_joints(self) -> dict[str, tuple[str, float, float]]:
+        """Every joint that follows another (mimic joints, rotors and other coupled joints):
+        name -> (independent leader, multiplier, offset), q = multiplier q_leader + offset."""
+        rows = (*self.tree.mimic, *self.tree.couplings)
+        return {name: (leader, m, o) for name, leader, m, o in rows}
+
+    @property
+    def tree_joint_names(self) -> tuple[str, ...]:
+        """Every velocity DoF of the tree the kernels run on, coupled joints included."""
+        return self.tree.joint_names
 
     @property
     def locked_joints(self) -> dict[str, float]:

@@ -30,10 +30,11 @@ PHI_SRC, PHI_MUL, PHI_OFF = 0, 1, 2  # CoordinateMap.phi: per full coordinate
 
 
 class CoordinateMap:
-    """q = phi(qbar), qdot = A qbardot for a model's mimic joints; A as (column, multiplier)."""
+    """q = phi(qbar), qdot = A qbardot for a model's mimic and coupled joints; A as (column,
+    multiplier) per full row."""
 
     def __init__(self, model: Model):
-        mimic = {name: (leader, m, o) for name, leader, m, o in model.mimic}
+        mimic = {name: (leader, m, o) for name, leader, m, o in (*model.mimic, *model.couplings)}
         self.joint_names = tuple(n for n in model.joint_names if n not in mimic)
         self.position_names = tuple(n for n in model.position_names if n not in mimic)
         col = {n: k for k, n in enumerate(self.joint_names)}

@@ -55,7 +55,7 @@ class Engine:
         self.mf = tree.mf
         self.gravity = tree.gravity
         n = tree.nv
-        if tree.mimic:
+        if tree.mimic or tree.couplings:
             self.cmap: CoordinateMap | None = CoordinateMap(tree)
             self.model: Model = ReducedModel.of(tree, self.cmap)
             self.kernels: KernelTable = COUPLED

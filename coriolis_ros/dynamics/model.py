@@ -74,6 +74,9 @@ class Model:
     # Mimic joints that follow their leader, in row order: (name, independent leader,
     # multiplier, offset), q_name = multiplier q_leader + offset.  Empty: every row is a DoF.
     mimic: tuple[tuple[str, str, float, float], ...] = ()
+    # Coupled joints (geared rotors, gear trains: dynamics.couplings) that follow their leader,
+    # in row order, as for mimic: (name, independent leader, ratio, offset).
+    couplings: tuple[tuple[str, str, float, float], ...] = ()
     # Joints welded at build time (name, position), mimic joints of locked leaders included.
     locked_joints: tuple[tuple[str, float], ...] = ()
 

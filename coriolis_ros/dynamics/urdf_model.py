@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from . import couplings as _couplings
 from . import urdf_checks
 from .errors import URDFError
 from .model import (
@@ -86,6 +87,7 @@ def model_from_urdf(
     root_joint: str = "fixed",
     mimic: str = "follow",
     locked_joints: Mapping[str, float] | None = None,
+    rotors: Mapping[str, Mapping] | None = None,
 ) -> Model:
     """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`.
 
@@ -93,14 +95,18 @@ def model_from_urdf(
     ``"floating"`` (a free-flyer) or ``"planar"`` (world x-y plane).
     ``mimic``: ``"follow"`` (mimic joints follow their leader) or ``"independent"``.
     ``locked_joints``: joint name -> position (rad or m) of joints to weld.
+    ``rotors``: joint name -> datasheet rotor (:mod:`.couplings`), added as coupled bodies.
     """
     if root_joint not in ROOT_JOINTS:
         raise ValueError(f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {root_joint!r}")
     if mimic not in MIMIC_MODES:
         raise ValueError(f"mimic must be one of {', '.join(MIMIC_MODES)}, got {mimic!r}")
     locked = _check_locked_argument(locked_joints)
-    robot = _parse(_read(urdf))
-    return _build(robot, _check_gravity(gravity), root_joint, mimic == "follow", locked)
+    robot, couplings, independent = _parse(_read(urdf), rotors)
+    return _build(
+        robot, _check_gravity(gravity), root_joint, mimic == "follow", locked,
+        couplings, independent,
+    )
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -140,7 +146,9 @@ def _quiet_parser(messages: list[str]):
         core.on_error = saved
 
 
-def _parse(xml: str):
+def _parse(xml: str, rotors: Mapping | None = None):
+    """(urdf_parser_py robot, couplings, joints' ``independent`` flags) of a URDF string;
+    ``rotors`` (datasheet entries) are added to the tree first."""
     import xml.etree.ElementTree as ET
 
     from urdf_parser_py.urdf import URDF
@@ -158,6 +166,8 @@ def _parse(xml: str):
         raise URDFError(f"/{root.tag}: the root element is <{root.tag}>, expected <robot>{hint}")
     _check_duplicates(root)
     urdf_checks.check_numbers(root)
+    couplings = _couplings.read_couplings(root) + _couplings.add_rotors(root, rotors)
+    independent = _couplings.independent_flags(root)
     messages: list[str] = []
     try:
         with _quiet_parser(messages):
@@ -166,7 +176,7 @@ def _parse(xml: str):
         raise URDFError(urdf_checks.parser_error_message(exc) + hint) from None
     if not robot.links:
         raise URDFError(f"/robot: the URDF has no <link>{hint}")
-    return robot
+    return robot, couplings, independent
 
 
 def _drop_default_namespace(root) -> None:
@@ -447,6 +457,30 @@ def _resolve_mimics(joints: dict) -> dict[str, tuple[str, float, float]]:
     return resolved
 
 
+def _followers(
+    mimics: dict[str, tuple[str, float, float]], coupled: dict[str, tuple[str, float]]
+) -> dict[str, tuple[str, float, float]]:
+    """Every joint that follows another (mimic joints and coupled joints) -> (independent
+    leader, multiplier, offset), through each other's chains; URDFError for a joint that is
+    both, or a leader that is a follower of the other kind in a cycle."""
+    both = sorted(set(mimics) & set(coupled))
+    if both:
+        raise URDFError(f"joint '{both[0]}' has a <mimic> and is coupled by a <coupling>")
+    direct = dict(mimics)
+    direct.update({name: (leader, ratio, 0.0) for name, (leader, ratio) in coupled.items()})
+    out = {}
+    for name, (leader, multiplier, offset) in direct.items():
+        seen = {name}
+        while leader in direct:  # q = m1 (m2 q_c + o2) + o1
+            if leader in seen:
+                raise URDFError(f"mimic joints and couplings form a cycle through '{leader}'")
+            seen.add(leader)
+            nxt, m2, o2 = direct[leader]
+            multiplier, offset, leader = multiplier * m2, multiplier * o2 + offset, nxt
+        out[name] = (leader, multiplier, offset)
+    return out
+
+
 def _resolve_locks(
     joints: dict, locked: dict[str, float], mimics: dict[str, tuple[str, float, float]]
 ) -> dict[str, float]:
@@ -503,6 +537,8 @@ def _build(
     root_joint: str = "fixed",
     follow_mimic: bool = False,
     locked: dict[str, float] | None = None,
+    couplings: Sequence[_couplings.Coupling] = (),
+    independent: Mapping[str, bool] | None = None,
 ) -> Model:
     links = {link.name: link for link in robot.links}
     children: dict[str, list] = {}
@@ -528,13 +564,19 @@ def _build(
 
     by_name = {joint.name: joint for joint in robot.joints}
     mimics = _resolve_mimics(by_name) if follow_mimic else {}
+    coupled = _followers(
+        mimics,
+        _couplings.resolve_couplings(list(couplings), by_name, parent_joint, independent or {}),
+    )
+    mimics = {name: tag for name, tag in coupled.items() if name in mimics}
     if root_joint != "fixed" and ROOT_JOINT_NAME in (locked or {}):
         raise ValueError(
             f"locked_joints: joint '{ROOT_JOINT_NAME}' is {root_joint}; locking multi-DoF "
             "joints is not supported (use root_joint='fixed' to weld the root)"
         )
-    welded = _resolve_locks(by_name, locked or {}, mimics)
+    welded = _resolve_locks(by_name, locked or {}, coupled)
     mimics = {name: tag for name, tag in mimics.items() if name not in welded}
+    coupled = {name: tag for name, tag in coupled.items() if name not in welded}
 
     roots = [name for name in links if name not in parent_joint]
     if len(roots) > 1:
@@ -634,5 +676,8 @@ def _build(
         position_names=tuple(rows.position_names),
         root_joint=root_joint,
         mimic=tuple((name, *mimics[name]) for name in rows.names if name in mimics),
+        couplings=tuple(
+            (name, *coupled[name]) for name in rows.names if name in coupled and name not in mimics
+        ),
         locked_joints=tuple(sorted(welded.items())),
     )

@@ -118,8 +118,9 @@ class _Model:
         nqb, nvb = BASE_SIZES[self.root_joint]
         self.position_names = tuple(dyn.position_names) if nvb else ()
         self.measured_names = self.joint_names[nvb:]  # the joints read from joint_states
-        # Mimic joints that follow their leader: tracked in joint_states, checked, never used.
-        self.mimic = dyn.mimic_joints
+        # Joints that follow their leader (mimic joints, geared rotors): tracked in
+        # joint_states, checked, never used.
+        self.mimic = dyn.coupled_joints
         self.buffer = JointStateBuffer(self.measured_names, extra_names=tuple(self.mimic))
         self.mimic_check = (
             MimicCheck(self.buffer, self.mimic, mimic_tolerance) if self.mimic else None
@@ -544,7 +545,7 @@ class CoriolisNode(Node):
             )
         if model.mimic:
             root += (
-                f"; {len(model.mimic)} mimic joint(s) follow their leader (left out of "
+                f"; {len(model.mimic)} mimic or coupled joint(s) follow their leader (left out of "
                 f"joint_names; checked in joint_states, never used): {name_list(model.mimic)}"
             )
         self.get_logger().info(

@@ -1,0 +1,283 @@
+"""Geared rotors and other constant joint couplings, from the URDF or from a datasheet.
+
+**In the URDF**, the top-level element read by the MIT fork of urdfdom and by GRBDA::
+
+    <coupling name="knee_rotor">
+      <predecessor link="shank"/> <successor link="knee_rotor"/> <ratio value="9.0"/>
+    </coupling>
+
+couples the successor link's joint to the predecessor link's joint: the joint whose child
+is ``successor`` turns ``ratio`` times as far as the joint whose child is ``predecessor``,
+q_s = ratio q_p (so qdot_s = ratio qdot_p; ``ratio`` defaults to 1).  In the usual geared
+motor, the rotor is a link of its own on a revolute or continuous joint hanging from the
+driven link's parent, about the driven joint's axis, and is the successor; its joint is a
+coupled joint: not a coordinate, it follows its leader.  Chains (a gear train: a rotor
+driving a gear driving a link) are resolved to the independent joint, the ratios
+multiplied.  The joint ``independent="false"`` attribute of urdfdom's fork says which of
+the two joints follows: the successor's unless only the predecessor's is marked dependent
+(then q_p = q_s / ratio).
+
+Each of the two links must hang from the links' nearest common ancestor by exactly one
+moving joint (fixed joints in between are fine): couplings between sums of joints
+(GRBDA's ``sum over the path = ratio * sum over the other path``) are refused with a
+message naming the coupling.  A ``<loop>`` (a closed kinematic chain) is refused too,
+naming the loop: its constraint is not a constant coupling.
+
+**From a datasheet**, for the many URDFs without rotor links, ``rotors={joint: {...}}``
+(:func:`add_rotors`) adds, for each driven joint, a rotor link ``<joint>_rotor`` on a
+continuous joint ``<joint>_rotor`` with the driven joint's parent, origin and axis, so
+the rotor's frame is the joint's frame at q = 0 and it spins about the joint's axis:
+
+    gear_ratio  N, rotor turns per joint turn (per metre for a prismatic joint)
+    inertia     [ixx, iyy, izz, ixy, ixz, iyz] about the rotor's centre of mass, in the
+                joint's frame (kg m^2)
+    mass        kg, default 0 (its centre is the joint's origin)
+
+and couples it with ratio N.  Both roads give the same model: the tree with the rotor as a
+body, and the rotor joint following its leader (Wensing & Slotine, Section VI-C: a cluster
+of a link and its rotor, q_rotor = N q_link, a constant A = dq/dqbar).
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import URDFError
+
+ROTOR_SUFFIX = "_rotor"
+ROTOR_KEYS = ("gear_ratio", "inertia", "mass")
+COUPLED_TYPES = ("revolute", "continuous", "prismatic")
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """q(successor's joint) = ratio * q(predecessor's joint), as the URDF element says."""
+
+    name: str
+    predecessor: str  # link
+    successor: str  # link
+    ratio: float
+
+
+def _where(name: str | None, index: int) -> str:
+    return f"/robot/coupling[@name='{name}']" if name else f"/robot/coupling[{index}]"
+
+
+def read_couplings(root) -> list[Coupling]:
+    """The ``<coupling>`` elements of a ``<robot>`` element tree; URDFError naming a bad one.
+    A ``<loop>`` is a URDFError naming it (closed chains are not constant couplings)."""
+    for index, loop in enumerate(root.findall("loop"), start=1):
+        name = loop.get("name")
+        where = f"/robot/loop[@name='{name}']" if name else f"/robot/loop[{index}]"
+        raise URDFError(
+            f"{where}: closed kinematic loops are not supported; only constant couplings "
+            "(<coupling>, geared rotors) are"
+        )
+    out, names = [], set()
+    for index, elem in enumerate(root.findall("coupling"), start=1):
+        name = elem.get("name")
+        where = _where(name, index)
+        if not name:
+            raise URDFError(f"{where}: a <coupling> has no name attribute")
+        if name in names:
+            raise URDFError(f"{where}: duplicate coupling name '{name}'")
+        names.add(name)
+        links = []
+        for role in ("predecessor", "successor"):
+            child = elem.find(role)
+            link = None if child is None else child.get("link")
+            if not link:
+                raise URDFError(f"{where}: needs <{role} link=\"...\"/>")
+            links.append(link)
+        ratio_elem = elem.find("ratio")
+        text = "1" if ratio_elem is None else ratio_elem.get("value")
+        try:
+            ratio = float(text)
+        except (TypeError, ValueError):
+            raise URDFError(f"{where}/ratio: value {text!r} is not a number") from None
+        if not math.isfinite(ratio) or ratio == 0.0:
+            raise URDFError(f"{where}/ratio: the ratio must be finite and nonzero, got {text}")
+        out.append(Coupling(name, links[0], links[1], ratio))
+    return out
+
+
+def _number(joint: str, key: str, value) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"rotors: joint '{joint}': {key} must be a number, got {value!r}"
+        ) from None
+    if not math.isfinite(x):
+        raise ValueError(f"rotors: joint '{joint}': {key} must be finite, got {value!r}")
+    return x
+
+
+def check_rotor(joint: str, spec) -> tuple[float, list[float], float]:
+    """(gear ratio, six inertia entries, mass) of one datasheet entry; ValueError naming the
+    joint and the key otherwise."""
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"rotors: joint '{joint}': expected a mapping, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - set(ROTOR_KEYS))
+    if unknown:
+        raise ValueError(
+            f"rotors: joint '{joint}': unknown key(s) {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(ROTOR_KEYS)})"
+        )
+    for key in ("gear_ratio", "inertia"):
+        if key not in spec:
+            raise ValueError(f"rotors: joint '{joint}': '{key}' is missing")
+    ratio = _number(joint, "gear_ratio", spec["gear_ratio"])
+    if ratio == 0.0:
+        raise ValueError(f"rotors: joint '{joint}': gear_ratio must be nonzero")
+    values = spec["inertia"]
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or len(values) != 6:
+        raise ValueError(
+            f"rotors: joint '{joint}': inertia must be six numbers [ixx, iyy, izz, ixy, ixz, iyz]"
+        )
+    inertia = [_number(joint, "inertia", v) for v in values]
+    ixx, iyy, izz, ixy, ixz, iyz = inertia
+    matrix = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    eig = np.linalg.eigvalsh(matrix)
+    if eig[0] < -1e-12 * max(1.0, abs(eig[-1])):
+        raise ValueError(
+            f"rotors: joint '{joint}': inertia is not positive semidefinite "
+            f"(principal moments {np.array2string(eig, precision=6)})"
+        )
+    mass = _number(joint, "mass", spec.get("mass", 0.0))
+    if mass < 0.0:
+        raise ValueError(f"rotors: joint '{joint}': mass must be >= 0, got {mass!r}")
+    return ratio, inertia, mass
+
+
+def add_rotors(root, rotors: Mapping | None) -> list[Coupling]:
+    """Add a rotor link and joint to the ``<robot>`` element tree for each datasheet entry;
+    returns their couplings.  ValueError for an unknown or unsuitable joint, a bad entry or a
+    name already taken."""
+    if not rotors:
+        return []
+    if not isinstance(rotors, Mapping):
+        raise ValueError(f"rotors must be a mapping of joint name to a rotor, got {type(rotors)}")
+    joints = {j.get("name"): j for j in root.findall("joint")}
+    link_names = {link.get("name") for link in root.findall("link")}
+    out = []
+    for name, spec in rotors.items():
+        joint = joints.get(name)
+        if joint is None:
+            raise ValueError(f"rotors: unknown joint '{name}'")
+        kind = joint.get("type")
+        if kind not in COUPLED_TYPES:
+            raise ValueError(
+                f"rotors: joint '{name}' is {kind}; a rotor drives a revolute, continuous or "
+                "prismatic joint"
+            )
+        ratio, inertia, mass = check_rotor(name, spec)
+        rotor = name + ROTOR_SUFFIX
+        if rotor in link_names or rotor in joints:
+            raise ValueError(f"rotors: joint '{name}': the name '{rotor}' is taken already")
+        parent, child = joint.find("parent"), joint.find("child")
+        link = ET.SubElement(root, "link", name=rotor)
+        inertial = ET.SubElement(link, "inertial")
+        ET.SubElement(inertial, "origin", xyz="0 0 0", rpy="0 0 0")
+        ET.SubElement(inertial, "mass", value=repr(mass))
+        keys = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+        ET.SubElement(inertial, "inertia", {k: repr(v) for k, v in zip(keys, inertia, strict=True)})
+        elem = ET.SubElement(root, "joint", name=rotor, type="continuous")
+        ET.SubElement(elem, "parent", link=parent.get("link"))
+        ET.SubElement(elem, "child", link=rotor)
+        for tag in ("origin", "axis"):
+            found = joint.find(tag)
+            if found is not None:
+                ET.SubElement(elem, tag, dict(found.attrib))
+        out.append(Coupling(rotor, child.get("link"), rotor, ratio))
+    return out
+
+
+def _moving_joint_below(link: str, stop: str, parent_joint: dict, joints: dict) -> list[str]:
+    """The moving joints on the path from ``stop`` (an ancestor) down to ``link``."""
+    path = []
+    while link != stop:
+        joint = joints[parent_joint[link]]
+        if joint.type != "fixed":
+            path.append(joint.name)
+        link = joint.parent
+    return path
+
+
+def _ancestors(link: str, parent_joint: dict, joints: dict) -> list[str]:
+    out = [link]
+    while out[-1] in parent_joint:
+        out.append(joints[parent_joint[out[-1]]].parent)
+    return out
+
+
+def resolve_couplings(
+    couplings: list[Coupling], joints: dict, parent_joint: dict, independent: dict[str, bool]
+) -> dict[str, tuple[str, float]]:
+    """Coupled joint -> (independent leader, ratio), chains resolved; URDFError naming the
+    coupling for an unknown link, a link without a moving joint of its own below the two links'
+    nearest common ancestor, a joint coupled twice, or a cycle."""
+    direct: dict[str, tuple[str, float, str]] = {}
+    links = set(parent_joint) | {j.parent for j in joints.values()}
+    for c in couplings:
+        where = f"/robot/coupling[@name='{c.name}']"
+        for role, link in (("predecessor", c.predecessor), ("successor", c.successor)):
+            if link not in links:
+                raise URDFError(f"{where}/{role}: refers to unknown link '{link}'")
+        up_p = _ancestors(c.predecessor, parent_joint, joints)
+        up_s = _ancestors(c.successor, parent_joint, joints)
+        common = next(link for link in up_p if link in set(up_s))
+        path_p = _moving_joint_below(c.predecessor, common, parent_joint, joints)
+        path_s = _moving_joint_below(c.successor, common, parent_joint, joints)
+        for role, path in (("predecessor", path_p), ("successor", path_s)):
+            if len(path) != 1:
+                raise URDFError(
+                    f"{where}: the {role} hangs from the links' nearest common ancestor "
+                    f"'{common}' by {len(path)} moving joints; only couplings of one joint "
+                    "to one joint are supported (a rotor beside the link it drives)"
+                )
+        (jp,), (js,) = path_p, path_s
+        for joint in (jp, js):
+            if joints[joint].type not in COUPLED_TYPES:
+                raise URDFError(
+                    f"{where}: joint '{joint}' is {joints[joint].type}; couplings join "
+                    "revolute, continuous or prismatic joints"
+                )
+        follower, leader, ratio = js, jp, c.ratio
+        if independent.get(js) is True and independent.get(jp) is False:
+            follower, leader, ratio = jp, js, 1.0 / c.ratio
+        if follower in direct:
+            raise URDFError(
+                f"{where}: joint '{follower}' is coupled twice (also by coupling "
+                f"'{direct[follower][2]}')"
+            )
+        direct[follower] = (leader, ratio, c.name)
+    resolved = {}
+    for name in direct:
+        path = [name]
+        leader, ratio, _ = direct[name]
+        while leader in direct:  # a gear train: q_a = r1 q_b = r1 r2 q_c
+            if leader in path:
+                cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader) :], leader])
+                raise URDFError(f"couplings form a cycle: {cycle}")
+            path.append(leader)
+            leader, r2, _ = direct[leader]
+            ratio *= r2
+        resolved[name] = (leader, ratio)
+    return resolved
+
+
+def independent_flags(root) -> dict[str, bool]:
+    """The ``independent`` attribute of each joint that has one (urdfdom's fork: "true" and
+    "True" are true, anything else false)."""
+    out = {}
+    for joint in root.findall("joint"):
+        flag = joint.get("independent")
+        if flag is not None:
+            out[joint.get("name")] = flag in ("true", "True")
+    return out

@@ -1,0 +1,431 @@
+"""Geared rotors (<coupling> elements, datasheet rotors): outputs over the independent joints.
+
+Reference: Pinocchio on the spanning tree (rotors as ordinary bodies on their own joints;
+Pinocchio ignores <coupling>) reduced by a constant A = dq/dqbar that this file builds from
+the XML itself: Mbar = A^T M A, Cbar = A^T C A, gbar = A^T g, taubar = A^T tau,
+Gammabar = A.A.A Gamma.  Datasheet rotors are checked against rotor links that this file
+writes into the URDF (ElementTree), so the datasheet's frame convention is checked too.
+Plus the identities Mdotbar = Cbar + Cbar^T, Cbar qd = RNEA(q, qd, 0) - g,
+Cbar = sum_k Gammabar[:, :, k] qd_k and finite differences of Mbar.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from test_dynamics_floating import MultiDofOracle, random_configuration
+from test_dynamics_oracle import assert_close
+
+from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
+from coriolis_ros.robots import robot_path, robot_urdf
+
+TOL = 1e-10
+
+# Quasi-direct-drive actuators of a quadruped (ratio 6 at the hips, 9 at the knees; the rotor
+# spins about the joint axis, its transverse inertia half the axial one).
+QUADRUPED_ROTORS = {
+    f"{leg}_{joint}": {
+        "gear_ratio": 9.0 if joint == "knee_joint" else 6.0,
+        "inertia": [3.3e-5, 6.3e-5, 3.3e-5, 1e-6, 0.0, -2e-6],
+        "mass": 0.055,
+    }
+    for leg in ("FL", "FR", "RL", "RR")
+    for joint in ("hip_abduction_joint", "hip_flexion_joint", "knee_joint")
+}
+
+
+# ----------------------------------------------------------------------------- the reference
+
+
+def coupled_joints_from_xml(text: str) -> dict[str, tuple[str, float]]:
+    """Follower joint -> (leader joint, ratio) from the <coupling> elements (one-joint paths:
+    each link's own parent joint)."""
+    root = ET.fromstring(text)
+    parent_joint = {j.find("child").get("link"): j.get("name") for j in root.findall("joint")}
+    out = {}
+    for c in root.findall("coupling"):
+        pred = parent_joint[c.find("predecessor").get("link")]
+        succ = parent_joint[c.find("successor").get("link")]
+        out[succ] = (pred, float(c.find("ratio").get("value")))
+    return out
+
+
+def strip_couplings(text: str) -> str:
+    root = ET.fromstring(text)
+    for c in root.findall("coupling"):
+        root.remove(c)
+    return ET.tostring(root, encoding="unicode")
+
+
+def with_rotor_links(text: str, rotors: dict) -> tuple[str, dict[str, tuple[str, float]]]:
+    """The URDF with each datasheet rotor written as a link on a continuous joint (the driven
+    joint's parent, origin and axis), and the followers."""
+    root = ET.fromstring(text)
+    joints = {j.get("name"): j for j in root.findall("joint")}
+    followers = {}
+    for name, spec in rotors.items():
+        joint = joints[name]
+        link = ET.SubElement(root, "link", name=f"test_rotor_{name}")
+        inertial = ET.SubElement(link, "inertial")
+        ET.SubElement(inertial, "mass", value=str(spec.get("mass", 0.0)))
+        i = spec["inertia"]
+        ET.SubElement(inertial, "inertia", ixx=str(i[0]), iyy=str(i[1]), izz=str(i[2]),
+                      ixy=str(i[3]), ixz=str(i[4]), iyz=str(i[5]))
+        rj = ET.SubElement(root, "joint", name=f"test_rotor_{name}", type="continuous")
+        ET.SubElement(rj, "parent", link=joint.find("parent").get("link"))
+        ET.SubElement(rj, "child", link=f"test_rotor_{name}")
+        for tag in ("origin", "axis"):
+            if joint.find(tag) is not None:
+                ET.SubElement(rj, tag, dict(joint.find(tag).attrib))
+        followers[f"test_rotor_{name}"] = (name, float(spec["gear_ratio"]))
+    return ET.tostring(root, encoding="unicode"), followers
+
+
+class Reduced:
+    """Pinocchio on the spanning tree ``tree_text`` and A from ``followers``, in the order of
+    the independent joints ``names``."""
+
+    def __init__(self, tree_text: str, followers: dict, names, root_joint="fixed"):
+        self.tree = Dynamics.from_urdf(tree_text, root_joint=root_joint)  # the order only
+        self.oracle = MultiDofOracle(tree_text, self.tree, root_joint)
+        full = self.tree.joint_names
+        assert [n for n in full if n not in followers] == list(names)
+        self.A = np.zeros((len(full), len(names)))
+        for r, name in enumerate(full):
+            leader, ratio = followers.get(name, (name, 1.0))
+            self.A[r, list(names).index(leader)] = ratio
+        # configuration: the tree's coordinates are the reduced ones with the followers inserted
+        self.q_rows = []
+        for name in self.tree.position_names:
+            leader, ratio = followers.get(name, (name, 1.0))
+            self.q_rows.append((self.tree.position_names.index(name), leader, ratio))
+        self.names_q = None
+
+    def q_full(self, dyn, qbar):
+        q = np.zeros(self.tree.nq)
+        for row, leader, ratio in self.q_rows:
+            q[row] = ratio * qbar[dyn.position_names.index(leader)]
+        return q
+
+    def gamma(self, q):
+        n = self.A.shape[0]
+        G = np.empty((n, n, n))
+        for k in range(n):
+            G[:, :, k] = self.oracle.C(q, np.eye(n)[k])
+        return G
+
+
+def compare(dyn, ref: Reduced, qbar, qdbar, qddbar, label, tol=TOL):
+    A, o = ref.A, ref.oracle
+    q, qd, qdd = ref.q_full(dyn, qbar), A @ qdbar, A @ qddbar
+    M_ref, C_ref, g_ref = A.T @ o.M(q) @ A, A.T @ o.C(q, qd) @ A, A.T @ o.g(q)
+    M, Mdot, C = dyn.coriolis(qbar, qdbar)
+    assert_close(M, M_ref, tol, f"{label} Mbar")
+    assert_close(C, C_ref, tol, f"{label} Cbar")
+    assert_close(Mdot, C_ref + C_ref.T, tol, f"{label} Mdotbar")
+    assert_close(dyn.mass_matrix(qbar), M_ref, tol, f"{label} mass_matrix")
+    assert_close(dyn.gravity(qbar), g_ref, tol, f"{label} gbar")
+    tau = A.T @ o.rnea(q, qd, qdd)
+    assert_close(dyn.inverse_dynamics(qbar, qdbar, qddbar), tau, tol, f"{label} taubar")
+    Cqd, CTqd, p = dyn.coriolis_vectors(qbar, qdbar)
+    assert_close(Cqd, C_ref @ qdbar, tol, f"{label} Cbar qd")
+    assert_close(Cqd, A.T @ (o.rnea(q, qd, 0 * qd) - o.g(q)), tol, f"{label} Cbar qd (RNEA)")
+    assert_close(CTqd, C_ref.T @ qdbar, tol, f"{label} Cbar^T qd")
+    assert_close(p, M_ref @ qdbar, tol, f"{label} pbar")
+    x = np.sin(np.arange(dyn.nv) + 1.0)
+    assert_close(dyn.coriolis_times(qbar, qdbar, x), C_ref @ x, tol, f"{label} Cbar x")
+    got = dyn.slotine_li(qbar, qdbar, x, qddbar)
+    assert_close(got, M_ref @ qddbar + C_ref @ x + g_ref, tol, f"{label} Slotine-Li")
+    G_ref = np.einsum("ai,bj,ck,abc->ijk", A, A, A, ref.gamma(q), optimize=True)
+    G = dyn.christoffel(qbar)
+    assert_close(G, G_ref, tol, f"{label} Gammabar")
+    assert_close(np.einsum("ijk,k->ij", G, qdbar), C, tol, f"{label} sum Gammabar qd")
+
+
+# ----------------------------------------------------------------------------- the arm
+
+
+def test_arm_with_rotors_in_the_urdf_matches_the_reduced_spanning_tree():
+    text = robot_urdf("arm7_rotors")
+    followers = coupled_joints_from_xml(text)
+    dyn = Dynamics.from_urdf(text)
+    assert len(followers) == 7
+    assert dyn.joint_names == tuple(f"joint{k}" for k in range(1, 8))
+    assert set(dyn.tree_joint_names) == set(dyn.joint_names) | set(followers)
+    assert {k: (v[0], v[1]) for k, v in dyn.coupled_joints.items()} == followers
+    assert dyn.mimic_joints == {}
+    ref = Reduced(strip_couplings(text), followers, dyn.joint_names)
+    rng = np.random.default_rng(7)
+    for s in range(3):
+        qbar = rng.uniform(-2.0, 2.0, dyn.nv)
+        compare(dyn, ref, qbar, rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv), f"arm {s}")
+
+
+def test_the_rotors_change_the_dynamics_by_their_reflected_inertia():
+    """The premise: with N = 100 the rotors are not a small correction.  About its own axis, a
+    rotor spinning with the last joint adds N^2 I_axial (+ its small inertia as a body of the
+    joint's parent, which does not move with the joint) to M[6, 6] (joint7's rotor: 1.5e-5)."""
+    plain = Dynamics.from_urdf(robot_path("arm7"))
+    geared = Dynamics.from_urdf(robot_path("arm7_rotors"))
+    q = np.zeros(7)
+    added = geared.mass_matrix(q)[6, 6] - plain.mass_matrix(q)[6, 6]
+    assert added == pytest.approx(80.0**2 * 1.5e-5, rel=1e-12)
+    qd = np.full(7, 0.5)
+    Cg, Cp = geared.coriolis(q + 0.3, qd)[2], plain.coriolis(q + 0.3, qd)[2]
+    assert np.abs(Cg - Cp).max() > 1e-3  # the gyroscopic terms of the rotors
+
+
+def test_datasheet_rotors_equal_the_same_rotors_written_in_the_urdf():
+    """rotors={...} on arm7 gives the dynamics of arm7_rotors' rotors (those on the joint axis)."""
+    text = robot_urdf("arm7_rotors")
+    root = ET.fromstring(text)
+    spec = {}
+    for c in root.findall("coupling"):
+        rotor = c.find("successor").get("link")
+        if rotor == "joint4_rotor":  # its axis is offset from the joint: no datasheet for it
+            continue
+        inertia = root.find(f"link[@name='{rotor}']/inertial/inertia").attrib
+        mass = float(root.find(f"link[@name='{rotor}']/inertial/mass").get("value"))
+        spec[rotor.removesuffix("_rotor")] = {
+            "gear_ratio": float(c.find("ratio").get("value")),
+            "inertia": [float(inertia[k]) for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")],
+            "mass": mass,
+        }
+    for c in root.findall("coupling"):
+        if c.find("successor").get("link") == "joint4_rotor":
+            continue
+        root.remove(c)
+    for tag in ("link", "joint"):
+        for elem in root.findall(tag):
+            if elem.get("name").endswith("_rotor") and elem.get("name") != "joint4_rotor":
+                root.remove(elem)
+    from_datasheet = Dynamics.from_urdf(ET.tostring(root, encoding="unicode"), rotors=spec)
+    from_urdf = Dynamics.from_urdf(text)
+    rng = np.random.default_rng(3)
+    q, qd = rng.uniform(-2, 2, 7), rng.normal(0, 2, 7)
+    pairs = zip(from_datasheet.coriolis(q, qd), from_urdf.coriolis(q, qd), "M Md C".split(),
+                strict=True)
+    for a, b, what in pairs:
+        assert_close(a, b, 1e-13, what)
+    assert_close(from_datasheet.christoffel(q), from_urdf.christoffel(q), 1e-13, "Gamma")
+    assert_close(from_datasheet.gravity(q), from_urdf.gravity(q), 1e-13, "g")
+
+
+# ----------------------------------------------------------------------------- a floating quadruped
+
+
+@pytest.mark.parametrize("root_joint", ["fixed", "floating"])
+def test_quadruped_with_datasheet_rotors_matches_the_reduced_spanning_tree(root_joint):
+    text = robot_urdf("quadruped12")
+    dyn = Dynamics.from_urdf(text, root_joint=root_joint, rotors=QUADRUPED_ROTORS)
+    tree_text, followers = with_rotor_links(text, QUADRUPED_ROTORS)
+    ours = {k: v for k, v in dyn.coupled_joints.items()}
+    assert {f"test_rotor_{v[0]}" for v in ours.values()} == set(followers)
+    # the reference names its rotor joints test_rotor_<joint>, the library <joint>_rotor
+    ref = Reduced(tree_text, followers, dyn.joint_names, root_joint)
+    rng = np.random.default_rng(12)
+    for s in range(2):
+        qbar = random_configuration(dyn, rng, unit=True)
+        v, a = rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv)
+        compare(dyn, ref, qbar, v, a, f"quadruped {root_joint} {s}")
+
+
+def test_identities_and_finite_differences_on_the_arm_with_rotors():
+    dyn = Dynamics.from_urdf(robot_path("arm7_rotors"))
+    rng = np.random.default_rng(11)
+    q, qd = rng.uniform(-2, 2, 7), rng.normal(0, 1, 7)
+    M, Mdot, C = dyn.coriolis(q, qd)
+    h = 1e-6
+    Mdot_fd = (dyn.mass_matrix(q + h * qd) - dyn.mass_matrix(q - h * qd)) / (2 * h)
+    assert_close(Mdot, Mdot_fd, 1e-7, "Mdot by differences")
+    assert_close(Mdot, C + C.T, TOL, "Mdot = C + C^T")
+    z = np.zeros(7)
+    assert_close(C @ qd, dyn.inverse_dynamics(q, qd, z) - dyn.gravity(q), TOL, "C qd")
+    # Gamma_ijk = (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) / 2 by differences of Mbar
+    dM = np.empty((7, 7, 7))
+    for k in range(7):
+        e = np.eye(7)[k] * 1e-5
+        dM[:, :, k] = (dyn.mass_matrix(q + e) - dyn.mass_matrix(q - e)) / 2e-5
+    G_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
+    assert_close(dyn.christoffel(q), G_fd, 1e-6, "Gamma by differences")
+
+
+def test_observer_and_clone_on_the_arm_with_rotors():
+    """The momentum observer uses the reduced p, C^T qd and g: a constant external torque from
+    rest is recovered as r = tau_ext (1 - exp(-K t)) at the stamps."""
+    dyn = Dynamics.from_urdf(robot_path("arm7_rotors"))
+    assert dyn.clone().coupled_joints == dyn.coupled_joints
+    obs = MomentumObserver(dyn, gain=20.0)
+    q, z = np.full(7, 0.2), np.zeros(7)
+    tau_ext = np.linspace(-1.0, 1.0, 7)
+    g = dyn.gravity(q)
+    obs.update(0.0, q, z, g)
+    r = obs.update(0.1, q, z, g + tau_ext)  # held still: the joints feel tau_ext's opposite
+    assert np.all(np.isfinite(r))
+    # r_1 = (1 - e^(-K h)) [(p_1 - p_0) / h - (w_1 + w_0) / 2], p constant, w_0 = 0, w_1 = tau_ext
+    assert_close(-r, tau_ext * (1 - math.exp(-20.0 * 0.1)) * 0.5, TOL, "residual")
+
+
+# ----------------------------------------------------------------------------- bad input
+
+def _link(name, mass, inertia):
+    ixx, iyy, izz = inertia
+    return (f'<link name="{name}"><inertial><mass value="{mass}"/><inertia ixx="{ixx}" '
+            f'iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+
+
+def _joint(name, kind, parent, child, xyz="0 0 0", axis="0 0 1"):
+    limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>' if kind == "revolute" else ""
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}"/><axis xyz="{axis}"/>{limit}</joint>')
+
+
+COUPLING = "\n".join([
+    '<robot name="r">',
+    '<link name="base"/>',
+    _link("a", 1, (1, 1, 1)),
+    _link("b", 1, (1, 1, 1)),
+    _link("rot", 0.1, (1e-4, 1e-4, 2e-4)),
+    _link("rot2", 0.1, (1e-4, 1e-4, 2e-4)),
+    _joint("ja", "revolute", "base", "a"),
+    _joint("jb", "revolute", "a", "b", xyz="0 0 1", axis="0 1 0"),
+    _joint("jr", "continuous", "base", "rot"),
+    _joint("jr2", "continuous", "base", "rot2", xyz="0.1 0 0"),
+    "{extra}",
+    "</robot>",
+])
+
+
+def coupling(pred="a", succ="rot", ratio="9", name="g"):
+    ratio_elem = "" if ratio is None else f'<ratio value="{ratio}"/>'
+    return (f'<coupling name="{name}"><predecessor link="{pred}"/><successor link="{succ}"/>'
+            f"{ratio_elem}</coupling>")
+
+
+def test_a_good_coupling_and_its_ratio_default():
+    dyn = Dynamics.from_urdf(COUPLING.format(extra=coupling()))
+    assert dyn.joint_names == ("ja", "jb", "jr2")
+    assert dyn.coupled_joints == {"jr": ("ja", 9.0, 0.0)}
+    assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio=None))).coupled_joints == {
+        "jr": ("ja", 1.0, 0.0)
+    }
+    # a negative ratio (the rotor turns the other way) and a tiny one are couplings too
+    assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio="-6"))).coupled_joints[
+        "jr"] == ("ja", -6.0, 0.0)
+    assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio="1e-300"))).nv == 3
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (coupling(pred="nowhere"), "predecessor: refers to unknown link 'nowhere'"),
+        (coupling(succ="nowhere"), "successor: refers to unknown link 'nowhere'"),
+        (coupling(ratio="0"), "ratio must be finite and nonzero"),
+        (coupling(ratio="-0.0"), "ratio must be finite and nonzero"),
+        (coupling(ratio="nan"), "ratio must be finite and nonzero"),
+        (coupling(ratio="inf"), "ratio must be finite and nonzero"),
+        (coupling(ratio="nine"), "is not a number"),
+        (coupling() + coupling(name="g"), "duplicate coupling name 'g'"),
+        (coupling() + coupling(pred="rot2", name="h"), "joint 'jr' is coupled twice"),
+        (coupling(pred="b"), "the predecessor hangs from the links' nearest common ancestor "
+         "'base' by 2 moving joints"),  # b hangs from base by ja and jb: a sum of joints
+        (coupling(pred="a", succ="b"), "the predecessor hangs from the links' nearest common "
+         "ancestor 'a' by 0 moving joints"),  # b hangs below a
+        (coupling(pred="rot", succ="a", name="g") + coupling(pred="a", succ="rot", name="h"),
+         "couplings form a cycle"),
+        ('<coupling name="g"><successor link="rot"/></coupling>', "needs <predecessor"),
+        ('<coupling><predecessor link="a"/><successor link="rot"/></coupling>', "has no name"),
+        ('<loop name="closure" type="revolute"><predecessor link="a"/><successor link="b"/>'
+         "</loop>", "/robot/loop[@name='closure']: closed kinematic loops are not supported"),
+    ],
+)
+def test_bad_couplings_are_urdf_errors_naming_them(extra, message):
+    with pytest.raises(URDFError, match=".*".join(map(_re_escape, message.split(".*")))):
+        Dynamics.from_urdf(COUPLING.format(extra=extra))
+
+
+def _re_escape(text):
+    return re.escape(text)
+
+
+def test_a_coupled_joint_that_also_mimics_is_refused():
+    extra = coupling()
+    text = COUPLING.format(extra=extra).replace(
+        '<joint name="jr" type="continuous">',
+        '<joint name="jr" type="continuous"><mimic joint="jb"/>',
+    )
+    with pytest.raises(URDFError, match="joint 'jr' has a <mimic> and is coupled"):
+        Dynamics.from_urdf(text)
+
+
+def test_a_gear_train_multiplies_the_ratios():
+    """rot2 is geared to rot (ratio 3), which is geared to a (ratio 9): q_rot2 = 27 q_a."""
+    text = COUPLING.format(extra=coupling() + coupling(pred="rot", succ="rot2", ratio="3",
+                                                        name="h"))
+    dyn = Dynamics.from_urdf(text)
+    assert dyn.coupled_joints == {"jr": ("ja", 9.0, 0.0), "jr2": ("ja", 27.0, 0.0)}
+    # both rotors spin about z axes fixed in the base: M[0, 0] gains 9^2 Izz + 27^2 Izz (their
+    # masses do not move); in the plain tree they are DoF of their own (rows 2 and 3)
+    plain = Dynamics.from_urdf(COUPLING.format(extra=""))
+    assert plain.nv == 4
+    base = plain.mass_matrix(np.zeros(4))[0, 0]
+    assert dyn.mass_matrix(np.zeros(2))[0, 0] == pytest.approx(
+        base + 81 * 2e-4 + 729 * 2e-4, rel=1e-12)
+
+
+def test_the_independent_attribute_picks_the_follower():
+    """With only the predecessor's joint marked independent="false", it follows: q_a = q_r / 9."""
+    text = COUPLING.format(extra=coupling())
+    for joint, flag in (("ja", "false"), ("jr", "true")):
+        old = f'<joint name="{joint}" '
+        text = text.replace(old, f'<joint independent="{flag}" name="{joint}" ')
+    dyn = Dynamics.from_urdf(text)
+    assert set(dyn.joint_names) == {"jb", "jr", "jr2"}
+    assert dyn.coupled_joints == {"ja": ("jr", 1.0 / 9.0, 0.0)}
+
+
+GOOD = {"gear_ratio": 9.0, "inertia": [1e-4, 1e-4, 2e-4, 0, 0, 0], "mass": 0.1}
+
+
+@pytest.mark.parametrize(
+    "rotors, message",
+    [
+        ({"nope": GOOD}, "rotors: unknown joint 'nope'"),
+        ({"jb": {**GOOD, "gear_ratio": 0.0}}, "gear_ratio must be nonzero"),
+        ({"jb": {**GOOD, "gear_ratio": float("nan")}}, "gear_ratio must be finite"),
+        ({"jb": {**GOOD, "gear_ratio": "x"}}, "gear_ratio must be a number"),
+        ({"jb": {**GOOD, "mass": -1e-300}}, "mass must be >= 0"),
+        ({"jb": {**GOOD, "mass": float("inf")}}, "mass must be finite"),
+        ({"jb": {**GOOD, "inertia": [1, 1, 1, 0, 0]}}, "inertia must be six numbers"),
+        ({"jb": {**GOOD, "inertia": [1, 1, 1, 0, 0, 0, 0]}}, "inertia must be six numbers"),
+        ({"jb": {**GOOD, "inertia": [1, 1, 1, 2, 0, 0]}}, "not positive semidefinite"),
+        ({"jb": {**GOOD, "inertia": [1, 1, float("nan"), 0, 0, 0]}}, "inertia must be finite"),
+        ({"jb": {"inertia": GOOD["inertia"]}}, "'gear_ratio' is missing"),
+        ({"jb": {"gear_ratio": 9.0}}, "'inertia' is missing"),
+        ({"jb": {**GOOD, "ratio": 3}}, "unknown key(s) 'ratio'"),
+        ({"jb": [9.0]}, "expected a mapping"),
+        ([("jb", GOOD)], "rotors must be a mapping"),
+    ],
+)
+def test_bad_datasheet_rotors_are_value_errors_naming_the_joint(rotors, message):
+    with pytest.raises(ValueError, match=_re_escape(message)):
+        Dynamics.from_urdf(COUPLING.format(extra=""), rotors=rotors)
+
+
+def test_datasheet_rotor_bounds_accepted_side():
+    """mass 0 and a negative gear ratio are fine; a rotor on a fixed joint or a taken name not."""
+    text = COUPLING.format(extra="")
+    dyn = Dynamics.from_urdf(text, rotors={"jb": {**GOOD, "mass": 0.0, "gear_ratio": -9.0}})
+    assert dyn.coupled_joints["jb_rotor"] == ("jb", -9.0, 0.0)
+    fixed = text.replace('<joint name="jr" type="continuous">', '<joint name="jr" type="fixed">')
+    with pytest.raises(ValueError, match="rotors: joint 'jr' is fixed"):
+        Dynamics.from_urdf(fixed, rotors={"jr": GOOD})
+    taken = text.replace('<link name="rot">', '<link name="jb_rotor">').replace(
+        '<child link="rot"/>', '<child link="jb_rotor"/>')
+    with pytest.raises(ValueError, match="the name 'jb_rotor' is taken"):
+        Dynamics.from_urdf(taken, rotors={"jb": GOOD})
