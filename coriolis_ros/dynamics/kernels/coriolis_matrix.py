@@ -10,9 +10,19 @@ note: Pinocchio's variant), so the congruence transforms of lines 17, 24 and
 and only its top half is kept.
 
 The sweep can also write through a change of coordinates with a constant A whose
-rows have one nonzero each (mimic joints, :mod:`.coordinate_change`): every
-entry X_ij it computes is added, times m_i m_j, to Xbar[col(i), col(j)], which
+rows have one nonzero each (mimic joints, geared rotors: :mod:`.coordinate_change`):
+every entry X_ij it computes is added, times m_i m_j, to Xbar[col(i), col(j)], which
 is Xbar = A^T X A without a full-size intermediate (each (i, j) is written once).
+
+Clusters (Wensing & Slotine, Section VI-C).  A rotor r geared to joint k (q_r = N q_k)
+and hanging from k's parent is, with k's link, one body of a cluster tree: the cluster's
+motion subspace stacks Phi_k and N Phi_r, so the cluster's F1, F2 and F3 (lines 9-11)
+are the link's plus N times the rotor's, all in world coordinates, and lines 16-23 walk
+the ancestors once with that sum.  The sweep does exactly that: a coupled row whose
+parent is its leader's parent (and which comes after it) adds m_r F_r into the leader's
+row (``WS_CLUSTER``) instead of walking; the leader walks with F_k plus what it received.
+The cluster's diagonal is C_kk + N^2 C_rr: rotor and link are siblings, so the tree has
+no C_kr.  A rotor costs the per-body lines 2-15, not a second walk up the tree.
 """
 
 from ..model import MF_PARENT
@@ -30,6 +40,7 @@ from .lanes import LANES, lane_rows, lane_vector, lanes, store_run, transpose
 from .spatial import (
     WS_BL,
     WS_BP,
+    WS_CLUSTER,
     WS_IC,
     WS_S,
     WS_SD,
@@ -111,6 +122,19 @@ def coordinate(amap, a0, i):
 
 
 @body_step
+def cluster_leader(mf, amap, a0, j):
+    """The row whose walk row j's joins (its leader's, when j is a coupled row after its leader
+    with the same parent), or -1: j walks on its own."""
+    if a0 < 0:
+        return -1
+    n = mf.shape[0]
+    k = int(amap[a0 + 2 * n + int(amap[a0 + 2 * j])])  # the full row of j's reduced column
+    if k == j or k > j or mf[k, MF_PARENT] != mf[j, MF_PARENT]:
+        return -1
+    return k
+
+
+@body_step
 def put(X, i, j, w, value, mapped):
     """X[i, j] = value, or X[i, j] += w value through the map."""
     if mapped:
@@ -142,6 +166,9 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero):
         ws[i, WS_BP + 3], ws[i, WS_BP + 4], ws[i, WS_BP + 5] = p10, p11, p12
         ws[i, WS_BP + 6], ws[i, WS_BP + 7], ws[i, WS_BP + 8] = p20, p21, p22
         ws[i, WS_BL], ws[i, WS_BL + 1], ws[i, WS_BL + 2] = lx, ly, lz
+        if mapped:  # no cluster member has joined row i's walk yet
+            for c in range(WS_CLUSTER, WS_CLUSTER + 15):
+                ws[i, c] = 0.0 * lx
 
     if zero:
         for r in range(M.shape[0]):
@@ -189,6 +216,27 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero):
             + dot3(ws, j, WS_S, f30, f31, f32)
         )
         put(Mdot, cj, cj, w, mdjj, mapped)
+        if mapped:
+            k = cluster_leader(mf, amap, a0, j)
+            if k >= 0:  # j is a rotor of k's cluster: its share of k's walk, times m_j
+                add_cluster(ws, k, mj, f10, f11, f12, f13, f14, f15,
+                            f20, f21, f22, f23, f24, f25, f30, f31, f32)  # fmt: skip
+                b = int(mf[j, MF_PARENT])
+                if b >= 0:  # lines 24-25
+                    add_rows(ws, b, j, WS_IC, 10)
+                    add_rows(ws, b, j, WS_BP, 12)
+                continue
+            # the cluster's F: m_j F_j plus what its rotors added; the walk's weights m_i
+            x = WS_CLUSTER
+            f10, f11 = mj * f10 + ws[j, x], mj * f11 + ws[j, x + 1]
+            f12, f13 = mj * f12 + ws[j, x + 2], mj * f13 + ws[j, x + 3]
+            f14, f15 = mj * f14 + ws[j, x + 4], mj * f15 + ws[j, x + 5]
+            f20, f21 = mj * f20 + ws[j, x + 6], mj * f21 + ws[j, x + 7]
+            f22, f23 = mj * f22 + ws[j, x + 8], mj * f23 + ws[j, x + 9]
+            f24, f25 = mj * f24 + ws[j, x + 10], mj * f25 + ws[j, x + 11]
+            f30, f31 = mj * f30 + ws[j, x + 12], mj * f31 + ws[j, x + 13]
+            f32 = mj * f32 + ws[j, x + 14]
+            mj = 1.0
         i = int(mf[j, MF_PARENT])
         while i >= 0:  # lines 16-23 (no transform in world coordinates)
             cij = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
@@ -209,3 +257,25 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero):
         if b >= 0:  # lines 24-25
             add_rows(ws, b, j, WS_IC, 10)
             add_rows(ws, b, j, WS_BP, 12)
+
+
+@body_step
+def add_cluster(ws, k, m, f10, f11, f12, f13, f14, f15, f20, f21, f22, f23, f24, f25,
+                f30, f31, f32):  # fmt: skip
+    """Row k's cluster sums += m (F1, F2, F3)."""
+    x = WS_CLUSTER
+    ws[k, x] += m * f10
+    ws[k, x + 1] += m * f11
+    ws[k, x + 2] += m * f12
+    ws[k, x + 3] += m * f13
+    ws[k, x + 4] += m * f14
+    ws[k, x + 5] += m * f15
+    ws[k, x + 6] += m * f20
+    ws[k, x + 7] += m * f21
+    ws[k, x + 8] += m * f22
+    ws[k, x + 9] += m * f23
+    ws[k, x + 10] += m * f24
+    ws[k, x + 11] += m * f25
+    ws[k, x + 12] += m * f30
+    ws[k, x + 13] += m * f31
+    ws[k, x + 14] += m * f32

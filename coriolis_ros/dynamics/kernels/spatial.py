@@ -26,6 +26,9 @@ WS_IC = 30  # 10: the body's spatial inertia, then IC, the composite inertia of 
 WS_BP = 40  # 9: BC, composite body-level Coriolis factor: its 3x3 block P, row-major
 WS_BL = 49  # 3: BC: the vector L of its lower-left block -(L x)
 WS_H = 52  # 6: momentum I v, then summed over the subtree
+# Algorithm 1 over clusters (coriolis_matrix.sweep) only: 15 columns from WS_H, the F1, F2
+# and F3 that a row's coupled siblings (its rotors) add to its own before its ancestor walk.
+WS_CLUSTER = WS_H
 WS_F = 58  # 6: force, then summed over the subtree
 WS_A = 64  # 6: acceleration
 WS_U = 70  # 6: J_i x, a velocity-like vector (coriolis_times, slotine_li)
