@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
         default="fixed",
         help="how the URDF's root link is attached to the world (default fixed)",
     )
+    common.add_argument(
+        "--rotors",
+        metavar="FILE",
+        help="YAML of geared rotors by joint: {joint: {gear_ratio, inertia: [ixx, iyy, izz, "
+        "ixy, ixz, iyz], mass}} (docs/rotors.md)",
+    )
 
     compute = sub.add_parser("compute", parents=[common], help="every term at one state")
     compute.add_argument(
@@ -154,13 +160,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bag":
         return _bag(args)
     from coriolis_ros.dynamics import Dynamics, URDFError
+    from coriolis_ros.dynamics.couplings import load_rotors
 
     try:
-        dyn = Dynamics.from_urdf(args.urdf, gravity=args.gravity, root_joint=args.root_joint)
+        rotors = load_rotors(args.rotors) if args.rotors else None
+        dyn = Dynamics.from_urdf(
+            args.urdf, gravity=args.gravity, root_joint=args.root_joint, rotors=rotors
+        )
         if args.command == "compute":
             return _compute(dyn, args)
         return _check(dyn, args)
-    except (URDFError, _UsageError) as exc:
+    except (URDFError, ValueError, _UsageError) as exc:
         print(f"coriolis-ros: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -33,7 +33,9 @@ the rotor's frame is the joint's frame at q = 0 and it spins about the joint's a
                 joint's frame (kg m^2)
     mass        kg, default 0 (its centre is the joint's origin)
 
-and couples it with ratio N.  Both roads give the same model: the tree with the rotor as a
+and couples it with ratio N.  The same entries in a YAML file (:func:`load_rotors`: the
+mapping itself, or under a top-level ``rotors:`` key) serve the node (``rotors_file``) and
+the command line (``--rotors FILE``).  Both roads give the same model: the tree with the rotor as a
 body, and the rotor joint following its leader (Wensing & Slotine, Section VI-C: a cluster
 of a link and its rotor, q_rotor = N q_link, a constant A = dq/dqbar).
 """
@@ -46,6 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import yaml
 
 from .errors import URDFError
 
@@ -153,6 +156,29 @@ def check_rotor(joint: str, spec) -> tuple[float, list[float], float]:
     if mass < 0.0:
         raise ValueError(f"rotors: joint '{joint}': mass must be >= 0, got {mass!r}")
     return ratio, inertia, mass
+
+
+def load_rotors(path) -> dict:
+    """The datasheet rotors of a YAML file: ``{joint: {gear_ratio, inertia, mass}}``, alone or
+    under a top-level ``rotors:`` key (entries are checked when the model is built).
+    ValueError naming the file if it cannot be read or is not such a mapping."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except OSError as exc:
+        raise ValueError(f"rotors file {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"rotors file {path}: not valid YAML: {exc}") from None
+    if isinstance(data, Mapping) and set(data) == {"rotors"}:
+        data = data["rotors"]
+    if not isinstance(data, Mapping) or not data:
+        raise ValueError(
+            f"rotors file {path}: expected a mapping of joint names to "
+            "{gear_ratio, inertia, mass}"
+        )
+    if not all(isinstance(name, str) for name in data):
+        raise ValueError(f"rotors file {path}: joint names must be strings")
+    return dict(data)
 
 
 def add_rotors(root, rotors: Mapping | None) -> list[Coupling]:

@@ -472,6 +472,7 @@ class CoriolisNode(Node):
 
     def _build(self, urdf: str, source: str) -> None:
         from coriolis_ros.dynamics import Dynamics, URDFError
+        from coriolis_ros.dynamics.couplings import load_rotors
 
         current = self._model
         if current is not None and current.urdf == urdf:
@@ -482,12 +483,14 @@ class CoriolisNode(Node):
         root_joint = self._p["root_joint"]
         try:
             locked = dict(zip(self._p["locked_joints"], self._p["locked_positions"], strict=True))
+            rotors_file = self._p["rotors_file"]
             dyn = Dynamics.from_urdf(
                 urdf,
                 gravity=self._gravity,
                 root_joint=root_joint,
                 mimic=self._p["mimic"],
                 locked_joints=locked or None,
+                rotors=load_rotors(rotors_file) if rotors_file else None,
             )
         except (URDFError, ValueError) as exc:  # ValueError: a locked joint the URDF lacks
             self._report_bad_description(source, str(exc))

@@ -98,6 +98,16 @@ PARAMETERS = (
         array_type="double",
     ),
     ParamSpec(
+        "rotors_file",
+        "",
+        "YAML file of geared rotors by joint, for URDFs without rotor links: {joint: "
+        "{gear_ratio: N, inertia: [ixx, iyy, izz, ixy, ixz, iyz], mass: m}} (inertia about the "
+        "rotor's centre, in the joint's frame). Each rotor becomes a body on the joint's parent "
+        "link that turns N times as far as the joint; joint_names is unchanged. Empty: none.",
+        read_only=True,
+        constraints="empty or a readable file",
+    ),
+    ParamSpec(
         "mimic_tolerance",
         1e-3,
         "mimic: follow. A mimic joint's value in joint_states that differs from multiplier * "
@@ -250,13 +260,13 @@ def validate(name: str, value) -> str | None:
         if len(values) != 3 or not all(math.isfinite(v) for v in values):
             return f"gravity must be exactly 3 finite numbers, got {list(value)}"
         return None
-    if name == "robot_description_file":
+    if name in ("robot_description_file", "rotors_file"):
         if not isinstance(value, str):
-            return "robot_description_file must be a string"
+            return f"{name} must be a string"
         if value and not os.path.isfile(value):
-            return f"robot_description_file: no such file: {value}"
+            return f"{name}: no such file: {value}"
         if value and not os.access(value, os.R_OK):
-            return f"robot_description_file: not readable: {value}"
+            return f"{name}: not readable: {value}"
         return None
     if name == "locked_joints":
         if not all(isinstance(v, str) and v for v in value):
