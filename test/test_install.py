@@ -176,7 +176,7 @@ def test_pip_wheel_is_the_ros_free_library(tmp_path):
         for line in metadata.splitlines()
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     )
-    assert requires == ["numba", "numpy", "urdf-parser-py"]
+    assert requires == ["numba", "numpy", "pyyaml", "urdf-parser-py"]
     # optional extras (issue 12): bags, plots, Parquet, Dask; and the message definition for bags
     extras = sorted(
         line.split(":", 1)[1].strip()
