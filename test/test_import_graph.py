@@ -104,6 +104,34 @@ def test_no_import_cycles():
     assert _cycles(_graph()) == []
 
 
+def _raw_imports(path: Path) -> set[str]:
+    """Every absolute module name a file imports (relative imports left out)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module)
+    return out
+
+
+@pytest.mark.parametrize("room", ["dynamics", "stream", "offline"])
+def test_the_ros_free_rooms_import_neither_rclpy_nor_the_node(room):
+    """The library, the stream semantics and the offline tools install and run without ROS
+    (setup.cfg leaves the node out of the pip package)."""
+    for path in (SOURCE / room).rglob("*.py"):
+        for name in _raw_imports(path):
+            assert not name.startswith(("rclpy", "coriolis_ros.node", "coriolis_ros.demo")), (
+                f"{path.relative_to(SOURCE.parent)} imports {name}"
+            )
+
+
+def test_the_ros_free_check_sees_an_import_of_the_node(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    from coriolis_ros.node.params import validate\n")
+    assert "coriolis_ros.node.params" in _raw_imports(path)
+
+
 @pytest.mark.parametrize("module", ["coriolis_ros.dynamics", "coriolis_ros.dynamics.batch"])
 def test_importing_the_library_has_no_side_effects(module, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "NUMBA_CACHE_DIR")}

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from coriolis_ros.node.base_state import BaseStateBuffer
+from coriolis_ros.stream.base_state import BaseStateBuffer
 
 S = 1_000_000_000  # ns per second
 
@@ -104,7 +104,7 @@ def test_fixed_root_has_no_base_state():
 
 
 def test_request_base_takes_the_newest_odometry_when_empty():
-    from coriolis_ros.node.base_state import request_base
+    from coriolis_ros.stream.base_state import request_base
 
     buf = BaseStateBuffer("floating", "base_link", timeout=0.1)
     assert "no base state" in request_base("floating", [], [], True, buf)
@@ -133,14 +133,14 @@ def test_request_base_takes_the_newest_odometry_when_empty():
     ],
 )
 def test_request_base_rejects_bad_fields(root, position, velocity, need, needle):
-    from coriolis_ros.node.base_state import request_base
+    from coriolis_ros.stream.base_state import request_base
 
     reason = request_base(root, position, velocity, need, None)
     assert isinstance(reason, str) and needle in reason, reason
 
 
 def test_request_base_normalizes_and_allows_no_velocity_when_not_needed():
-    from coriolis_ros.node.base_state import request_base
+    from coriolis_ros.stream.base_state import request_base
 
     q, v = request_base("floating", [1, 2, 3, 0, 0, 0, 4.0], [], False, None)
     assert q.tolist() == [1, 2, 3, 0, 0, 0, 1] and v.tolist() == [0.0] * 6

@@ -8,8 +8,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from coriolis_ros.node.joint_state_buffer import ACCEPTED, JointStateBuffer
-from coriolis_ros.node.mimic_check import MimicCheck
+from coriolis_ros.stream.joint_state_buffer import ACCEPTED, JointStateBuffer
+from coriolis_ros.stream.mimic_check import MimicCheck
 
 JOINTS = ["a", "b", "f1"]
 MIMIC = {"f2": ("f1", 1.0, 0.0), "g": ("a", -2.0, 0.5)}

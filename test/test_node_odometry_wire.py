@@ -10,7 +10,7 @@ pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for the wire
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 
-from coriolis_ros.node.odometry_wire import parse_odometry  # noqa: E402
+from coriolis_ros.node.odometry import parse_odometry  # noqa: E402
 
 
 def _message(rng, frame: str, child: str) -> Odometry:

@@ -10,7 +10,7 @@ import pytest
 
 from coriolis_ros.node import diagnostics
 from coriolis_ros.node.conversions import float64_field, to_field
-from coriolis_ros.node.joint_state_buffer import (
+from coriolis_ros.stream.joint_state_buffer import (
     ACCEPTED,
     IGNORED,
     REJECTED,
@@ -257,7 +257,7 @@ def test_largest_accepted_values_give_finite_results():
     from ros_helpers import small_robot_urdf
 
     from coriolis_ros.dynamics import Dynamics
-    from coriolis_ros.node.joint_state_buffer import MAX_ABS
+    from coriolis_ros.stream.joint_state_buffer import MAX_ABS
 
     dyn = Dynamics.from_urdf(small_robot_urdf())
     assert "prismatic" in dyn.model.joint_types
@@ -382,7 +382,7 @@ def test_tick_allocates_no_arrays():
 
 
 def test_stamp_problems():
-    from coriolis_ros.node.joint_state_buffer import (
+    from coriolis_ros.stream.joint_state_buffer import (
         FUTURE_STAMP,
         FUTURE_STAMP_TOLERANCE_NS,
         ZERO_STAMP,

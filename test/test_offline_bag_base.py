@@ -273,6 +273,6 @@ def test_odometry_decoding_either_byte_order(floating):
     for raw in (little, big):  # read directly, and by rosbags
         stamp, frame, child, pose, twist = offline.decode_odometry(raw, TYPESTORE)
         assert (stamp, frame, child, tuple(pose), tuple(twist)) == want
-    from coriolis_ros.node.odometry_wire import parse_little_endian
+    from coriolis_ros.stream.odometry_wire import parse_little_endian
 
     assert parse_little_endian(big) is None and parse_little_endian(little[:40]) is None

@@ -57,9 +57,9 @@ from coriolis_ros.msg import CoriolisState
 from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
 
 from . import diagnostics
-from .base_state import BASE_SIZES, BaseStateBuffer, request_base
+from coriolis_ros.stream.base_state import BASE_SIZES, BaseStateBuffer, request_base
 from .conversions import empty_field, to_field
-from .joint_state_buffer import (
+from coriolis_ros.stream.joint_state_buffer import (
     ACCEPTED,
     FUTURE_STAMP,
     IGNORED,
@@ -71,8 +71,8 @@ from .joint_state_buffer import (
     resolve_request,
     stamp_problem,
 )
-from .mimic_check import MimicCheck
-from .odometry_wire import parse_odometry
+from coriolis_ros.stream.mimic_check import MimicCheck
+from .odometry import parse_odometry
 from .observer_feed import PAUSED, RESET_BACKWARDS, RESET_GAP, ObserverFeed
 from .params import OUTPUT_FIELDS, PARAMETERS, validate
 from .stats import Counters, StageTimes, Throttle, WindowStats, suppressed_note

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .joint_state_buffer import name_list
+from coriolis_ros.stream.joint_state_buffer import name_list
 
 OK, WARN, ERROR, STALE = 0, 1, 2, 3  # diagnostic_msgs/DiagnosticStatus levels
 

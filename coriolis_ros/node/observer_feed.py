@@ -28,7 +28,7 @@ import numpy as np
 
 from coriolis_ros.dynamics import MomentumObserver
 
-from .joint_state_buffer import MAX_ABS
+from coriolis_ros.stream.joint_state_buffer import MAX_ABS
 
 # Events returned by ObserverFeed.update (the node logs the non-OK ones).
 OK = "ok"

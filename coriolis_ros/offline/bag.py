@@ -16,7 +16,7 @@ A floating or planar base (``root_joint``) takes its state from the recorded
 ``nav_msgs/Odometry`` (``/odom`` by default) as the node does: each joint state is paired with
 the newest odometry before it in the recording, whose stamp must be within
 ``base_state_timeout`` of the joint state's; rows without such odometry are skipped and counted
-(:class:`coriolis_ros.node.base_state.BaseStateBuffer` does the pairing and the validation).
+(:class:`coriolis_ros.stream.base_state.BaseStateBuffer` does the pairing and the validation).
 ``joint_names`` then starts with the base's velocity DoF and ``position_names`` (the
 configuration's coordinates, base pose first) is written too.
 
@@ -54,9 +54,11 @@ from pathlib import Path
 
 import numpy as np
 
+from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
 from coriolis_ros.dynamics.kernels.kinematics import MAX_ABS
-from coriolis_ros.node.base_state import UNIT_TOLERANCE
 from coriolis_ros.offline import parquet
+from coriolis_ros.stream.base_state import UNIT_TOLERANCE, BaseStateBuffer
+from coriolis_ros.stream.odometry_wire import parse_little_endian
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 ODOMETRY = "nav_msgs/msg/Odometry"
@@ -153,8 +155,6 @@ def _pick_odometry(reader, path: Path, topic: str | None, root_joint: str) -> li
 def decode_odometry(raw, typestore):
     """(stamp_ns, frame_id, child_frame_id, pose (7,), twist (6,)) of a recorded Odometry:
     little-endian CDR read directly (the node's parser), anything else by rosbags."""
-    from coriolis_ros.node.odometry_wire import parse_little_endian
-
     fields = parse_little_endian(bytes(raw))
     if fields is not None:
         return fields
@@ -273,7 +273,6 @@ def read_recording(
     (and no ``urdf``) or, for a floating or planar base, without odometry, or a URDF the
     library rejects.
     """
-    from coriolis_ros.dynamics import URDFError
 
     if root_joint not in ("fixed", "floating", "planar"):
         raise ValueError(f"root_joint must be fixed, floating or planar, got {root_joint!r}")
@@ -291,8 +290,6 @@ def read_recording(
 
 
 def _read(path, urdf, topic, description_topic, gravity, progress, base_options):
-    from coriolis_ros.dynamics import Dynamics
-    from coriolis_ros.node.base_state import BaseStateBuffer
 
     root_joint, odometry_topic, timeout = base_options
     typestore = _typestore()
@@ -508,7 +505,6 @@ def observer_estimate(dyn, stamp_ns, Q, V, effort, gain) -> tuple[np.ndarray | N
             f"no external_effort: the momentum observer supports fixed-base models only "
             f"(root_joint is {dyn.root_joint})"
         )
-    from coriolis_ros.dynamics import MomentumObserver
 
     observer = MomentumObserver(dyn, gain)
     out = np.full(effort.shape, np.nan)

@@ -6,7 +6,8 @@ that conversion costs as much as the tick itself. The node subscribes to raw byt
 and reads the few fields it uses here (stamp, frame ids, pose, twist). The layout is plain
 CDR (XCDR1, the RMW's encoding): a 4-byte encapsulation header, then the fields in order,
 each aligned to its size relative to the end of that header. Big-endian data, or bytes too
-short for the layout, fall back to rclpy's own deserialisation. test_node_odometry_wire.py
+short for the layout, give None: the node then falls back to rclpy's own deserialisation
+(:mod:`coriolis_ros.node.odometry`), the bag reader to rosbags'. test_node_odometry_wire.py
 checks the result against rclpy's serialisation of random messages.
 """
 
@@ -21,14 +22,9 @@ _TWIST = struct.Struct("<6d")  # linear x, y, z, angular x, y, z
 _COVARIANCE = 36 * 8
 
 
-def parse_odometry(raw: bytes):
-    """(stamp_ns, frame_id, child_frame_id, pose (7,), twist (6,)) of a serialised Odometry."""
-    fields = parse_little_endian(raw)
-    return _slow(raw) if fields is None else fields
-
-
 def parse_little_endian(raw: bytes):
-    """:func:`parse_odometry`'s fields from little-endian CDR, or None for anything else
+    """The node's Odometry fields (stamp_ns, frame_id, child_frame_id, pose (7,), twist (6,))
+    from little-endian CDR, or None for anything else
     (big-endian data, bytes too short for the layout). Needs no ROS: the bag tool uses it."""
     if len(raw) < 4 or raw[1] != 1:
         return None
@@ -54,21 +50,3 @@ def _string(raw: bytes, o: int) -> tuple[str, int]:
     if length == 0 or o + length > len(raw):
         raise ValueError("bad string length")
     return raw[o : o + length - 1].decode("utf-8"), o + length
-
-
-def _slow(raw: bytes):
-    from nav_msgs.msg import Odometry
-    from rclpy.serialization import deserialize_message
-
-    msg = deserialize_message(raw, Odometry)
-    p, q = msg.pose.pose.position, msg.pose.pose.orientation
-    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
-    stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-    pose = (p.x, p.y, p.z, q.x, q.y, q.z, q.w)
-    return (
-        stamp,
-        msg.header.frame_id,
-        msg.child_frame_id,
-        pose,
-        (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z),
-    )
