@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from bag_helpers import joint_state, storage_file, trajectory, trajectory_bag, write_bag
 
-import coriolis_ros.dynamics
+import coriolis_ros
 from coriolis_ros.cli import main
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.offline import bag as offline
@@ -248,7 +248,7 @@ def test_observer_hook_runs_on_rows_with_efforts(tmp_path, dyn, monkeypatch):
     stamps, Q, V = trajectory(dyn.nv, 30, seed=6)
     effort = np.random.default_rng(7).normal(size=Q.shape)
     bag = trajectory_bag(tmp_path / "eff", "sqlite3", dyn.joint_names, stamps, Q, V, URDF, effort)
-    monkeypatch.setattr(coriolis_ros.dynamics, "MomentumObserver", _StubObserver, raising=False)
+    monkeypatch.setattr(offline, "MomentumObserver", _StubObserver)
     result = offline.process_bag(bag, tmp_path / "o.npz", observer_gain=3.0)
     assert result.ok, result.error
     data = np.load(tmp_path / "o.npz")
