@@ -463,12 +463,43 @@ def test_model_describes_the_independent_coordinates(robot):
     assert dyn.clone().model.joint_names == dyn.joint_names
 
 
-def test_batched_kernels_refuse_a_model_whose_mimic_joints_follow(panda):
-    Q, V = np.zeros((3, panda.nq)), np.zeros((3, panda.nv))
-    for call in (lambda: panda.coriolis_batch(Q, V), lambda: panda.christoffel_batch(Q),
-                 lambda: panda.gravity_batch(Q)):  # fmt: skip
-        with pytest.raises(ValueError, match="batched kernels do not reduce mimic joints"):
-            call()
-    independent = Dynamics.from_urdf(str(erd_urdf("panda")), mimic="independent")
-    M, _, _ = independent.coriolis_batch(np.zeros((3, 9)), np.zeros((3, 9)))
-    assert M.shape == (3, 9, 9)
+@pytest.mark.parametrize("model", ["panda", "arm7_rotors", "quadruped_rotors"])
+def test_batches_of_a_coupled_model_equal_its_single_state_calls_bitwise(panda, model):
+    """Mimic joints following and geared rotors: every batch row is the single-state call."""
+    from coriolis_ros.robots import robot_path, robot_urdf
+
+    if model == "panda":
+        dyn = panda
+    elif model == "arm7_rotors":
+        dyn = Dynamics.from_urdf(robot_path("arm7_rotors"))
+    else:
+        rotor = {"gear_ratio": 9.0, "inertia": [3e-5, 6e-5, 3e-5, 0, 0, 0], "mass": 0.05}
+        dyn = Dynamics.from_urdf(robot_urdf("quadruped12"), root_joint="floating",
+                                 rotors={f"{leg}_knee_joint": rotor for leg in ("FL", "RR")})
+    rng = np.random.default_rng(5)
+    T = 40  # enough rows for several chunks on two threads
+    Q = np.array([dyn.integrate(dyn.neutral(), rng.normal(0, 1, dyn.nv)) for _ in range(T)])
+    V, A, R = (rng.normal(0, 2, (T, dyn.nv)) for _ in range(3))
+    M, Mdot, C = dyn.coriolis_batch(Q, V)
+    G = dyn.christoffel_batch(Q)
+    cqd, ctqd, p = dyn.coriolis_vectors_batch(Q, V)
+    tau = dyn.inverse_dynamics_batch(Q, V, A)
+    sl = dyn.slotine_li_batch(Q, V, R, A)
+    g = dyn.gravity_batch(Q)
+    assert M.shape == (T, dyn.nv, dyn.nv) and G.shape == (T, dyn.nv, dyn.nv, dyn.nv)
+    for t in range(T):
+        for got, want in zip((M[t], Mdot[t], C[t]), dyn.coriolis(Q[t], V[t]), strict=True):
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(G[t], dyn.christoffel(Q[t]))
+        for got, want in zip((cqd[t], ctqd[t], p[t]), dyn.coriolis_vectors(Q[t], V[t]),
+                             strict=True):
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(tau[t], dyn.inverse_dynamics(Q[t], V[t], A[t]))
+        np.testing.assert_array_equal(sl[t], dyn.slotine_li(Q[t], V[t], R[t], A[t]))
+        np.testing.assert_array_equal(g[t], dyn.gravity(Q[t]))
+    bad = V.copy()
+    bad[T - 3, 0] = np.nan
+    with pytest.raises(ValueError, match=f"V row {T - 3} has a NaN"):
+        dyn.coriolis_batch(Q, bad)
+    with pytest.raises(ValueError, match=r"Q must have shape \(T, " + str(dyn.nq) + r"\)"):
+        dyn.christoffel_batch(np.zeros((3, dyn.nq + 1)))

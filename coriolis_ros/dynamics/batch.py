@@ -37,7 +37,7 @@ import numpy as np
 from numba import config as numba_config
 from numba import get_num_threads, set_parallel_chunksize, types
 
-from .kernel_table import TREE, compile_frozen
+from .kernel_table import compile_frozen
 from .kernels import batch as _kb
 from .kernels.spatial import WS_STREAM
 from .kernels.kinematics import (
@@ -82,6 +82,7 @@ _I = types.int64
 # name (as in kernel_table.ARGUMENTS) -> (batch kernel, its argument types after the
 # per-state kernel)
 _SIGNATURES = {
+    "coriolis": (_kb.coriolis_batch, (_RF2, _F2, _F2, _F3, _I, _F3, _F3, _F3)),
     "christoffel": (_kb.christoffel_batch, (_RF2, _F2, _F3, _I, _F4)),
     "coriolis_vectors": (_kb.coriolis_vectors_batch, (_RF2, _F2, _F2, _F3, _I, _F2, _F2, _F2)),
     "inverse_dynamics": (_kb.inverse_dynamics_batch, (_RF2, _RF1, _F2, _F2, _F2, _F3, _I, _F2)),
@@ -129,28 +130,33 @@ class _PerState:
 
 class _Kernels:
     """Each batch kernel, compiled (or loaded from the on-disk cache) on first use, then frozen,
-    with the per-state kernel it calls: ``_K.christoffel`` is ``(batch kernel, per-state
-    kernel)``, ``(batch kernel, None)`` for the lane batches.
+    with the per-state kernel it calls: ``_K.get("christoffel", table)`` is ``(batch kernel,
+    per-state kernel of that table)``; the lane batches have no per-state kernel (None).  One
+    compiled batch kernel serves every table: the per-state kernels share their signature.
     """
 
-    _lock = threading.Lock()
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._cache: dict = {}
 
-    def __getattr__(self, name: str):
-        if name not in _SIGNATURES and name not in _LANE_SIGNATURES:
-            raise AttributeError(name)
+    def get(self, name: str, table):
+        key = (name, None if name in _LANE_SIGNATURES else table.name)
+        found = self._cache.get(key)
+        if found is not None:
+            return found
         with self._lock:
-            if name not in self.__dict__:
+            if key not in self._cache:
                 _default_spincount()
                 if name in _LANE_SIGNATURES:
                     dispatcher, argtypes = _LANE_SIGNATURES[name]
                     per_state = None
                 else:
                     dispatcher, argtypes = _SIGNATURES[name]
-                    per_state = _PerState(getattr(TREE, name))
+                    per_state = _PerState(getattr(table, name))
                     argtypes = (types.FunctionType(per_state.signature()), *argtypes)
                 compile_frozen(dispatcher, argtypes)
-                self.__dict__[name] = (dispatcher, per_state)
-        return self.__dict__[name]
+                self._cache[key] = (dispatcher, per_state)
+        return self._cache[key]
 
 
 _K = _Kernels()
@@ -158,11 +164,6 @@ _K = _Kernels()
 
 def q_width(engine) -> int:
     """Entries per configuration row of a batch (the one place batch shapes read it)."""
-    if engine.coupled:
-        raise ValueError(
-            "the batched kernels do not reduce mimic joints or other coupled joints: build this "
-            "model with mimic='independent' (or call the single-state methods row by row)"
-        )
     return engine.nq
 
 
@@ -171,10 +172,12 @@ def workspaces(engine) -> tuple[np.ndarray, int]:
     wss = engine.batch_workspaces
     if wss is None:
         chunks = _kb.CHUNKS_PER_THREAD * max(1, numba_config.NUMBA_NUM_THREADS)
-        wss = np.zeros((chunks, *engine.ws.shape))
+        wss = np.empty((chunks, *engine.ws.shape))
+        wss[:] = engine.ws  # a coupled model's map lives in its workspace's extra rows
         # each state's outputs are fresh memory: large sparse ones are zeroed by streaming
-        # stores (kernels.christoffel.zero_output); a single call's are not
-        wss[:, 0, WS_STREAM] = 1.0
+        # stores (kernels.christoffel.zero_output); a single call's are not, nor the
+        # full-size scratch a coupled model's kernels reduce from (read back at once)
+        wss[:, 0, WS_STREAM] = 0.0 if engine.coupled else 1.0
         engine.batch_workspaces = wss
     return wss, get_num_threads()
 
@@ -252,9 +255,10 @@ def outputs(out, shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
     return out
 
 
-def launch(name: str, args: list, inputs: tuple[str, ...]) -> None:
-    """Run batch kernel ``name``; a failure status becomes a ValueError naming the row."""
-    kernel, per_state = getattr(_K, name)
+def launch(engine, name: str, args: list, inputs: tuple[str, ...]) -> None:
+    """Run batch kernel ``name`` with the per-state kernels of the engine's table; a failure
+    status becomes a ValueError naming the row."""
+    kernel, per_state = _K.get(name, engine.kernels)
     with _LAUNCH:
         chunk_size = set_parallel_chunksize(1)  # hand the chunks out one at a time
         try:

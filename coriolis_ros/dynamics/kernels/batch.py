@@ -171,14 +171,44 @@ def coriolis_lanes_batch(mf, Q, V, wss, ws4s, q4s, v4s, Ss, threads, M, Mdot, C)
 
 
 @batch_kernel
+def coriolis_batch(kern, mf, Q, V, wss, threads, M, Mdot, C):
+    """M[t], Mdot[t], C[t] = kern(Q[t], V[t]) for every row t, one state at a time (kern:
+    the coupled models' coriolis; plain trees use coriolis_lanes_batch).  Sizes other than
+    the row counts are the per-state kernel's to check (n is the caller's, not mf's)."""
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, V)
+    if status:
+        return status
+    if M.shape[0] != T or Mdot.shape[0] != T or C.shape[0] != T:
+        return SIZE_OUT
+    if not disjoint(M, Mdot, C):
+        return OVERLAP
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, Q[t], V[t], ws, M[t], Mdot[t], C[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
 def christoffel_batch(kern, mf, Q, wss, threads, Gamma):
     """Gamma[t] = kern(Q[t]) for every row t (kern: christoffel)."""
-    n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, Q, Q)
     if status:
         return status
-    if Gamma.shape[0] != T or Gamma.shape[1] != n or Gamma.shape[2] != n or Gamma.shape[3] != n:
+    if Gamma.shape[0] != T:
         return SIZE_OUT
     k = chunks(threads, T, wss)
     if k == 1:
@@ -201,13 +231,12 @@ def christoffel_batch(kern, mf, Q, wss, threads, Gamma):
 @batch_kernel
 def coriolis_vectors_batch(kern, mf, Q, V, wss, threads, Cqd, CTqd, P):
     """Cqd[t], CTqd[t], P[t] = kern(Q[t], V[t]) for every row t (kern: coriolis_vectors)."""
-    n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, V, V)
     if status:
         return status
     for x in (Cqd, CTqd, P):
-        if x.shape[0] != T or x.shape[1] != n:
+        if x.shape[0] != T:
             return SIZE_OUT
     if not disjoint(Cqd, CTqd, P):
         return OVERLAP
@@ -232,12 +261,11 @@ def coriolis_vectors_batch(kern, mf, Q, V, wss, threads, Cqd, CTqd, P):
 @batch_kernel
 def inverse_dynamics_batch(kern, mf, gravity, Q, V, A, wss, threads, Tau):
     """Tau[t] = kern(Q[t], V[t], A[t]) for every row t (kern: inverse_dynamics)."""
-    n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, V, A)
     if status:
         return status
-    if Tau.shape[0] != T or Tau.shape[1] != n:
+    if Tau.shape[0] != T:
         return SIZE_OUT
     k = chunks(threads, T, wss)
     if k == 1:
@@ -260,7 +288,6 @@ def inverse_dynamics_batch(kern, mf, gravity, Q, V, A, wss, threads, Tau):
 @batch_kernel
 def slotine_li_batch(kern, mf, gravity, Q, V, QdR, QddR, wss, threads, Tau):
     """Tau[t] = kern(Q[t], V[t], QdR[t], QddR[t]) for every row t (kern: slotine_li)."""
-    n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, V, QdR)
     if status:
@@ -270,7 +297,7 @@ def slotine_li_batch(kern, mf, gravity, Q, V, QdR, QddR, wss, threads, Tau):
     for t in range(T):
         if not all_finite(QddR[t]):
             return BAD_ARG4 + ROW * t
-    if Tau.shape[0] != T or Tau.shape[1] != n:
+    if Tau.shape[0] != T:
         return SIZE_OUT
     k = chunks(threads, T, wss)
     if k == 1:
@@ -293,12 +320,11 @@ def slotine_li_batch(kern, mf, gravity, Q, V, QdR, QddR, wss, threads, Tau):
 @batch_kernel
 def gravity_batch(kern, mf, gravity, Q, wss, threads, G):
     """G[t] = kern(Q[t]) for every row t (kern: generalized_gravity)."""
-    n = mf.shape[0]
     T = Q.shape[0]
     status = batch_ok(mf, wss, Q, Q, Q)
     if status:
         return status
-    if G.shape[0] != T or G.shape[1] != n:
+    if G.shape[0] != T:
         return SIZE_OUT
     k = chunks(threads, T, wss)
     if k == 1:
