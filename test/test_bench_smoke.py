@@ -106,3 +106,20 @@ def test_reduction_bench_prints_both_tables():
     bad = subprocess.run([sys.executable, str(REDUCTION), "--dofs", "0"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--dofs" in bad.stderr
+
+
+ROTORS = Path(__file__).resolve().parent.parent / "bench" / "bench_rotors.py"
+
+
+def test_rotors_bench_prints_its_three_tables_and_the_agreement():
+    proc = subprocess.run([sys.executable, str(ROTORS), "--quick"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for title in ("arm7 vs arm7_rotors", "ours vs Pinocchio on the 14-joint tree",
+                  "quadruped12, floating base"):
+        assert title in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("C̄", "Γ̄"))]
+    assert len(rows) == 2
+    for row in rows:
+        assert float(row[-1]) < 1e-9  # ours and the Pinocchio route agree
