@@ -81,6 +81,16 @@ def test_bad_input(ros_domain_env, tmp_path):
             d = peer.wait_for_diagnostic(lambda d: "floating" in d.message)
             assert level_of(d) == 2 and "robot_description rejected" in d.message
 
+            # The topic is data: a path (to a good URDF, even) is refused, never opened.
+            good_file = tmp_path / "good.urdf"
+            good_file.write_text(URDF)
+            peer.publish_description(desc, f"  {good_file}\n")
+            m = node.wait_for_log(
+                r"rejected \(still no robot model\): not URDF XML \(a robot description is XML "
+                r"text; a file is read only from the robot_description_file parameter\)",
+                start=m.end(),
+            )
+
             # A good model.
             peer.publish_description(desc, URDF)
             node.wait_ready("tiny")

@@ -442,6 +442,15 @@ class CoriolisNode(Node):
         if not urdf.strip():
             self.get_logger().warning(f"ignoring empty robot_description from {source}")
             return
+        # The description is data: text that is not XML is refused here, never read as a path
+        # (the library would open it), so publishing on the topic opens no file.
+        if not urdf.lstrip("\ufeff \t\r\n").startswith("<"):
+            self._report_bad_description(
+                source,
+                "not URDF XML (a robot description is XML text; a file is read only from "
+                "the robot_description_file parameter)",
+            )
+            return
         with self._build_cond:
             self._build_request = (urdf, source)
             self._building = True

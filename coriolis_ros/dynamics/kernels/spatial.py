@@ -217,9 +217,3 @@ def reference_force(ws, i):
 def add_rows(ws, dst, src, col, width):
     for c in range(col, col + width):
         ws[dst, c] += ws[src, c]
-
-
-@kernel
-def copy_cols(ws, row, src, dst, width):
-    for c in range(width):
-        ws[row, dst + c] = ws[row, src + c]
