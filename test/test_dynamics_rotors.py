@@ -429,3 +429,62 @@ def test_datasheet_rotor_bounds_accepted_side():
         '<child link="rot"/>', '<child link="jb_rotor"/>')
     with pytest.raises(ValueError, match="the name 'jb_rotor' is taken"):
         Dynamics.from_urdf(taken, rotors={"jb": GOOD})
+
+
+# ----------------------------------------------------------------------------- found in review
+
+
+def test_a_coupling_into_a_joint_cycle_is_an_error_not_a_hang():
+    cycle = COUPLING.format(extra=coupling(pred="a", succ="y")).replace(
+        "</robot>",
+        _link("x", 1, (1, 1, 1)) + _link("y", 1, (1, 1, 1))
+        + _joint("jy", "revolute", "x", "y") + _joint("jx", "revolute", "y", "x") + "</robot>",
+    )
+    with pytest.raises(URDFError, match="the joints form a cycle through link"):
+        Dynamics.from_urdf(cycle)
+
+
+def test_a_coupling_between_disconnected_links_is_a_urdf_error():
+    """Two roots: the coupling's links share no ancestor (the tree check would say so later)."""
+    text = COUPLING.format(extra=coupling(pred="a", succ="y")).replace(
+        "</robot>",
+        _link("x", 1, (1, 1, 1)) + _link("y", 1, (1, 1, 1)) + _joint("jy", "revolute", "x", "y")
+        + "</robot>",
+    )
+    with pytest.raises(URDFError, match="links 'a' and 'y' are not connected"):
+        Dynamics.from_urdf(text)
+
+
+def test_a_datasheet_rotor_on_a_joint_without_parent_is_a_value_error():
+    text = COUPLING.format(extra="").replace('<parent link="a"/>', "")
+    with pytest.raises((ValueError, URDFError), match="jb"):
+        Dynamics.from_urdf(text, rotors={"jb": GOOD})
+
+
+def test_integrate_refuses_a_zero_quaternion_on_a_floating_model_with_rotors():
+    dyn = Dynamics.from_urdf(robot_urdf("quadruped12"), root_joint="floating",
+                             rotors={"FL_knee_joint": QUADRUPED_ROTORS["FL_knee_joint"]})
+    q = dyn.neutral()
+    v = np.full(dyn.nv, 0.1)
+    assert np.all(np.isfinite(dyn.integrate(q, v, 0.01)))
+    q[3:7] = 0.0
+    with pytest.raises(ValueError, match="zero quaternion"):
+        dyn.integrate(q, v, 0.01)
+
+
+def test_a_dynamics_of_another_instances_reduced_model_is_that_model():
+    dyn = Dynamics.from_urdf(robot_path("arm7_rotors"))
+    again = Dynamics(dyn.model)
+    q, qd = np.full(7, 0.3), np.linspace(-1, 1, 7)
+    assert again.joint_names == dyn.joint_names
+    for a, b in zip(again.coriolis(q, qd), dyn.coriolis(q, qd), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_locking_a_rotor_alone_names_its_leader():
+    text = COUPLING.format(extra=coupling())
+    with pytest.raises(ValueError, match="joint 'jr' follows 'ja', which is not locked") as info:
+        Dynamics.from_urdf(text, locked_joints={"jr": 0.0})
+    assert "mimic='independent'" not in str(info.value)
+    dyn = Dynamics.from_urdf(text, locked_joints={"ja": 0.1})
+    assert dyn.locked_joints == {"ja": 0.1, "jr": pytest.approx(0.9)}

@@ -165,3 +165,21 @@ def test_the_cache_directory_is_chosen_by_the_first_compile(tmp_path):
     assert before == ""
     assert after.startswith(str(tmp_path / "cache" / "coriolis_ros" / "numba"))
     assert any(Path(after).iterdir())  # the compiled kernel was written there
+
+
+def test_a_coupled_model_compiled_first_leaves_the_tree_kernels_it_calls_cached(tmp_path):
+    """The coupled kernels call the tree's: those must reach the disk cache too, whichever
+    kind of model a process compiles first."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    code = (
+        "from coriolis_ros.dynamics import Dynamics, cache_dir; "
+        "from coriolis_ros.robots import robot_path; "
+        "dyn = Dynamics.from_urdf(robot_path('arm7_rotors')); "
+        "dyn.christoffel(dyn.neutral()); print(cache_dir())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300, check=True).stdout
+    names = [p.name for p in Path(out.strip().splitlines()[-1]).rglob("*.nbi")]
+    assert any(n.startswith("coordinate_change.reduced_christoffel") for n in names), names
+    assert any(n.startswith("christoffel.christoffel-") for n in names), names

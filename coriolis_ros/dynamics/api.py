@@ -43,7 +43,7 @@ class Dynamics:
         engine = Engine(model)
         self.engine = engine  # the internal interface of batch and the observer
         self.model = engine.model  # the coordinates the caller uses
-        self.tree = model  # the tree the kernels run on (the same model without couplings)
+        self.tree = engine.tree  # the tree the kernels run on (the model itself if uncoupled)
         self.map = engine.cmap  # q = phi(qbar), qdot = A qbardot; None without couplings
         # bound once: the methods below read them on every call
         self._k = engine.kernels
@@ -141,7 +141,8 @@ class Dynamics:
         """
         q = self._coerce(q, "q")
         v = self._coerce(v, "qd")
-        status = self._k.check_position(self._mf, self._ws, q) if self.map is None else 0
+        full_q = q if self.map is None else self.full_position(q)
+        status = self._k.check_position(self._mf, self._ws, full_q)  # quaternions included
         if status:
             self._fail(status, (q, v), ())
         dt = float(dt)
@@ -149,7 +150,7 @@ class Dynamics:
             raise ValueError(f"dt must be finite, got {dt}")
         if self.map is None:
             return _integrate(self.tree, q, v, dt)
-        full = _integrate(self.tree, self.full_position(q), self.full_velocity(v), dt)
+        full = _integrate(self.tree, full_q, self.full_velocity(v), dt)
         return self.map.independent_positions(self.tree, full)
 
     @property

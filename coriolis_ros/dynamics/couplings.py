@@ -207,6 +207,8 @@ def add_rotors(root, rotors: Mapping | None) -> list[Coupling]:
         if rotor in link_names or rotor in joints:
             raise ValueError(f"rotors: joint '{name}': the name '{rotor}' is taken already")
         parent, child = joint.find("parent"), joint.find("child")
+        if parent is None or child is None or not parent.get("link") or not child.get("link"):
+            raise ValueError(f"rotors: joint '{name}' has no <parent link=...> or <child link=...>")
         link = ET.SubElement(root, "link", name=rotor)
         inertial = ET.SubElement(link, "inertial")
         ET.SubElement(inertial, "origin", xyz="0 0 0", rpy="0 0 0")
@@ -236,9 +238,14 @@ def _moving_joint_below(link: str, stop: str, parent_joint: dict, joints: dict) 
 
 
 def _ancestors(link: str, parent_joint: dict, joints: dict) -> list[str]:
-    out = [link]
+    """``link`` and its ancestors up to the root; URDFError if the joints form a cycle."""
+    out, seen = [link], {link}
     while out[-1] in parent_joint:
-        out.append(joints[parent_joint[out[-1]]].parent)
+        up = joints[parent_joint[out[-1]]].parent
+        if up in seen:
+            raise URDFError(f"/robot: the joints form a cycle through link '{up}'")
+        seen.add(up)
+        out.append(up)
     return out
 
 
@@ -257,7 +264,11 @@ def resolve_couplings(
                 raise URDFError(f"{where}/{role}: refers to unknown link '{link}'")
         up_p = _ancestors(c.predecessor, parent_joint, joints)
         up_s = _ancestors(c.successor, parent_joint, joints)
-        common = next(link for link in up_p if link in set(up_s))
+        common = next((link for link in up_p if link in set(up_s)), None)
+        if common is None:
+            raise URDFError(
+                f"{where}: links '{c.predecessor}' and '{c.successor}' are not connected"
+            )
         path_p = _moving_joint_below(c.predecessor, common, parent_joint, joints)
         path_s = _moving_joint_below(c.successor, common, parent_joint, joints)
         for role, path in (("predecessor", path_p), ("successor", path_s)):

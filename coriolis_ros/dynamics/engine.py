@@ -50,7 +50,9 @@ class Engine:
     ``lane_buffers`` belong to :mod:`.batch`, which allocates them on first use.
     """
 
-    def __init__(self, tree: Model):
+    def __init__(self, model: Model):
+        # a reduced description (another instance's ``model``) stands for its tree
+        tree = getattr(model, "tree", None) or model
         self.tree = tree
         self.mf = tree.mf
         self.gravity = tree.gravity

@@ -73,6 +73,7 @@ class KernelTable:
             raise ValueError(f"no argument types for {sorted(unknown)}")
         self.name = name
         self._dispatchers = dispatchers
+        _ENTRY_POINTS.extend(dispatchers.values())
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in self._dispatchers:
@@ -87,6 +88,11 @@ class KernelTable:
 
 _LOCK = threading.Lock()
 _FROZEN: set[int] = set()  # id() of every dispatcher compile_frozen has compiled
+# Every table's kernels: all get their cache on the first compile, before any is compiled,
+# because one table's kernels call another's (the coupled ones call the tree's), and a kernel
+# compiled as another's callee before it had a cache would never be written to disk.
+_ENTRY_POINTS: list = []
+_CACHED: set[int] = set()
 
 
 def compile_frozen(dispatcher, argtypes, restype=types.int64):
@@ -96,7 +102,10 @@ def compile_frozen(dispatcher, argtypes, restype=types.int64):
     with _LOCK:
         if id(dispatcher) not in _FROZEN:
             numba_cache.configure()
-            dispatcher.enable_caching()  # now that the cache directory is chosen
+            for entry in (*_ENTRY_POINTS, dispatcher):  # now that the directory is chosen
+                if id(entry) not in _CACHED:
+                    entry.enable_caching()
+                    _CACHED.add(id(entry))
             dispatcher.compile(restype(*argtypes))
             dispatcher.disable_compile()
             _FROZEN.add(id(dispatcher))

@@ -510,8 +510,9 @@ def _resolve_locks(
             out[name] = position
         elif name in locked:
             raise ValueError(
-                f"locked_joints: joint '{name}' mimics '{leader}', which is not locked; lock "
-                f"'{leader}' (its mimic joints follow) or use mimic='independent'"
+                f"locked_joints: joint '{name}' follows '{leader}', which is not locked; lock "
+                f"'{leader}' (the joints that follow it are locked with it)"
+                + (" or use mimic='independent'" if joints[name].mimic is not None else "")
             )
     return out
 
