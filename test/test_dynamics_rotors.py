@@ -317,7 +317,9 @@ def test_a_good_coupling_and_its_ratio_default():
     # a negative ratio (the rotor turns the other way) and a tiny one are couplings too
     assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio="-6"))).coupled_joints[
         "jr"] == ("ja", -6.0, 0.0)
-    assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio="1e-300"))).nv == 3
+    # the bounds on |ratio|, 1e-6 .. 1e6, are inclusive
+    for ratio in ("1e-6", "-1e-6", "1e6", "-1e6"):
+        assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio=ratio))).nv == 3
 
 
 @pytest.mark.parametrize(
@@ -330,6 +332,9 @@ def test_a_good_coupling_and_its_ratio_default():
         (coupling(ratio="nan"), "ratio must be finite and nonzero"),
         (coupling(ratio="inf"), "ratio must be finite and nonzero"),
         (coupling(ratio="nine"), "is not a number"),
+        (coupling(ratio="9.99e-7"), "between 1e-06 and 1e+06 in magnitude, got 9.99e-7"),
+        (coupling(ratio="-1.01e6"), "between 1e-06 and 1e+06 in magnitude, got -1.01e6"),
+        (coupling(ratio="1e200"), "between 1e-06 and 1e+06 in magnitude"),
         (coupling() + coupling(name="g"), "duplicate coupling name 'g'"),
         (coupling() + coupling(pred="rot2", name="h"), "joint 'jr' is coupled twice"),
         (coupling(pred="b"), "the predecessor hangs from the links' nearest common ancestor "
@@ -397,6 +402,8 @@ GOOD = {"gear_ratio": 9.0, "inertia": [1e-4, 1e-4, 2e-4, 0, 0, 0], "mass": 0.1}
     [
         ({"nope": GOOD}, "rotors: unknown joint 'nope'"),
         ({"jb": {**GOOD, "gear_ratio": 0.0}}, "gear_ratio must be nonzero"),
+        ({"jb": {**GOOD, "gear_ratio": 9.99e-7}}, "between 1e-06 and 1e+06 in magnitude"),
+        ({"jb": {**GOOD, "gear_ratio": -1.000001e6}}, "between 1e-06 and 1e+06 in magnitude"),
         ({"jb": {**GOOD, "gear_ratio": float("nan")}}, "gear_ratio must be finite"),
         ({"jb": {**GOOD, "gear_ratio": "x"}}, "gear_ratio must be a number"),
         ({"jb": {**GOOD, "mass": -1e-300}}, "mass must be >= 0"),
@@ -422,6 +429,11 @@ def test_datasheet_rotor_bounds_accepted_side():
     text = COUPLING.format(extra="")
     dyn = Dynamics.from_urdf(text, rotors={"jb": {**GOOD, "mass": 0.0, "gear_ratio": -9.0}})
     assert dyn.coupled_joints["jb_rotor"] == ("jb", -9.0, 0.0)
+    for ratio in (1e-6, -1e6):  # the bounds are inclusive
+        dyn = Dynamics.from_urdf(text, rotors={"jb": {**GOOD, "gear_ratio": ratio}})
+        assert dyn.coupled_joints["jb_rotor"] == ("jb", ratio, 0.0)
+        M, _, C = dyn.coriolis(np.full(dyn.nv, 0.2), np.full(dyn.nv, 1.0))
+        assert np.all(np.isfinite(M)) and np.all(np.isfinite(C))
     fixed = text.replace('<joint name="jr" type="continuous">', '<joint name="jr" type="fixed">')
     with pytest.raises(ValueError, match="rotors: joint 'jr' is fixed"):
         Dynamics.from_urdf(fixed, rotors={"jr": GOOD})

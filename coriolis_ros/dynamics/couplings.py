@@ -53,6 +53,9 @@ import yaml
 from .errors import URDFError
 
 ROTOR_SUFFIX = "_rotor"
+# |ratio| bounds: beyond any gearbox, worm gear or screw (rad per rad or per metre); a ratio
+# of 1e200 would make N^2 I overflow to inf in M.
+MIN_RATIO, MAX_RATIO = 1e-6, 1e6
 ROTOR_KEYS = ("gear_ratio", "inertia", "mass")
 COUPLED_TYPES = ("revolute", "continuous", "prismatic")
 
@@ -103,8 +106,11 @@ def read_couplings(root) -> list[Coupling]:
             ratio = float(text)
         except (TypeError, ValueError):
             raise URDFError(f"{where}/ratio: value {text!r} is not a number") from None
-        if not math.isfinite(ratio) or ratio == 0.0:
-            raise URDFError(f"{where}/ratio: the ratio must be finite and nonzero, got {text}")
+        if not MIN_RATIO <= abs(ratio) <= MAX_RATIO:
+            raise URDFError(
+                f"{where}/ratio: the ratio must be finite and nonzero, between "
+                f"{MIN_RATIO:g} and {MAX_RATIO:g} in magnitude, got {text}"
+            )
         out.append(Coupling(name, links[0], links[1], ratio))
     return out
 
@@ -136,8 +142,11 @@ def check_rotor(joint: str, spec) -> tuple[float, list[float], float]:
         if key not in spec:
             raise ValueError(f"rotors: joint '{joint}': '{key}' is missing")
     ratio = _number(joint, "gear_ratio", spec["gear_ratio"])
-    if ratio == 0.0:
-        raise ValueError(f"rotors: joint '{joint}': gear_ratio must be nonzero")
+    if not MIN_RATIO <= abs(ratio) <= MAX_RATIO:
+        raise ValueError(
+            f"rotors: joint '{joint}': gear_ratio must be nonzero, between {MIN_RATIO:g} and "
+            f"{MAX_RATIO:g} in magnitude, got {ratio!r}"
+        )
     values = spec["inertia"]
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or len(values) != 6:
         raise ValueError(
