@@ -439,7 +439,29 @@ def _check(dyn, args) -> int:
         failed += not ok
         print(f"{name:<60} {value:>15.3e} {tolerance:>10.0e}  {'ok' if ok else 'FAIL'}")
     print("all identities hold" if not failed else f"{failed} identities FAILED")
+    singular = singular_mass_matrix(dyn)
+    if singular:
+        print(f"warning: {singular}")
     return EXIT_OK if not failed else EXIT_CHECK_FAILED
+
+
+# M's smallest eigenvalue below this times its largest (or 1) counts as zero.
+SINGULAR_M = 1e-12
+
+
+def singular_mass_matrix(dyn) -> str:
+    """"" if M at the neutral configuration is positive definite, else what is singular and
+    the joints that move along its null direction (DoFs that move no mass)."""
+    eig, vec = np.linalg.eigh(dyn.mass_matrix(dyn.neutral()))
+    if eig[0] > SINGULAR_M * max(1.0, eig[-1]):
+        return ""
+    null = vec[:, 0]
+    joints = [dyn.joint_names[i] for i in np.flatnonzero(np.abs(null) > 0.1)]
+    return (
+        f"M is singular at the neutral configuration (smallest eigenvalue {eig[0]:.3e}, "
+        f"largest {eig[-1]:.3e}): {', '.join(joints)} move no mass (links without <inertial>?); "
+        "the identities hold, but M cannot be inverted there (forward dynamics, task space)"
+    )
 
 
 if __name__ == "__main__":

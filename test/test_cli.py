@@ -245,6 +245,20 @@ def test_check_passes_on_robot_with_massless_dofs():
     assert np.linalg.eigvalsh(oracle.M(q))[0] < 1e-12  # the premise: singular M
     r = run_cli("check", path, "--samples", "2")
     assert r.returncode == 0, r.stdout + r.stderr
+    # ... and says that M is singular, naming joints that move no mass
+    assert "warning: M is singular at the neutral configuration" in r.stdout
+    m = re.search(r"largest [^)]*\): (.+) move no mass", r.stdout)
+    assert m, r.stdout
+    named = m.group(1).split(", ")
+    assert named and set(named) <= set(oracle.pin_names)
+
+
+def test_check_gives_no_singular_warning_on_a_robot_whose_links_all_have_mass(ur5):
+    path, oracle = ur5
+    assert np.linalg.eigvalsh(oracle.M(np.zeros(oracle.n)))[0] > 1e-6  # the premise
+    r = run_cli("check", path, "--samples", "1")
+    assert r.returncode == 0 and "all identities hold" in r.stdout
+    assert "singular" not in r.stdout
 
 
 def test_check_random_tree_and_seed_reproducible(tree_file):
