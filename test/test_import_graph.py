@@ -132,10 +132,17 @@ def test_the_ros_free_check_sees_an_import_of_the_node(tmp_path):
     assert "coriolis_ros.node.params" in _raw_imports(path)
 
 
+def _fresh_process(code: str, cache_home: Path, drop=("NUMBA_CACHE_DIR",)) -> str:
+    """The last line ``code`` prints in a new interpreter whose user cache is ``cache_home``."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["XDG_CACHE_HOME"] = str(cache_home)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300, check=True).stdout
+    return out.strip().splitlines()[-1]
+
+
 @pytest.mark.parametrize("module", ["coriolis_ros.dynamics", "coriolis_ros.dynamics.batch"])
 def test_importing_the_library_has_no_side_effects(module, tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "NUMBA_CACHE_DIR")}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     code = (
         "import json, os; from numba.core import config; "
         "before = (dict(os.environ), config.CACHE_DIR); "
@@ -143,25 +150,20 @@ def test_importing_the_library_has_no_side_effects(module, tmp_path):
         "after = (dict(os.environ), config.CACHE_DIR); "
         "print(json.dumps([before == after, after[1]]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120, check=True).stdout
-    unchanged, cache_dir = json.loads(out.strip().splitlines()[-1])
+    line = _fresh_process(code, tmp_path / "cache", drop=("GOMP_SPINCOUNT", "NUMBA_CACHE_DIR"))
+    unchanged, cache_dir = json.loads(line)
     assert unchanged and cache_dir == ""
     assert not (tmp_path / "cache").exists()
 
 
 def test_the_cache_directory_is_chosen_by_the_first_compile(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     code = (
         "import json; from numba.core import config; "
         "from coriolis_ros.dynamics import Dynamics; from coriolis_ros.robots import robot_path; "
         "dyn = Dynamics.from_urdf(robot_path('arm7')); before = config.CACHE_DIR; "
         "dyn.gravity(dyn.neutral()); print(json.dumps([before, config.CACHE_DIR]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300, check=True).stdout
-    before, after = json.loads(out.strip().splitlines()[-1])
+    before, after = json.loads(_fresh_process(code, tmp_path / "cache"))
     assert before == ""
     assert after.startswith(str(tmp_path / "cache" / "coriolis_ros" / "numba"))
     assert any(Path(after).iterdir())  # the compiled kernel was written there
@@ -170,16 +172,12 @@ def test_the_cache_directory_is_chosen_by_the_first_compile(tmp_path):
 def test_a_coupled_model_compiled_first_leaves_the_tree_kernels_it_calls_cached(tmp_path):
     """The coupled kernels call the tree's: those must reach the disk cache too, whichever
     kind of model a process compiles first."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     code = (
         "from coriolis_ros.dynamics import Dynamics, cache_dir; "
         "from coriolis_ros.robots import robot_path; "
         "dyn = Dynamics.from_urdf(robot_path('arm7_rotors')); "
         "dyn.christoffel(dyn.neutral()); print(cache_dir())"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300, check=True).stdout
-    names = [p.name for p in Path(out.strip().splitlines()[-1]).rglob("*.nbi")]
+    names = [p.name for p in Path(_fresh_process(code, tmp_path / "cache")).rglob("*.nbi")]
     assert any(n.startswith("coordinate_change.reduced_christoffel") for n in names), names
     assert any(n.startswith("christoffel.christoffel-") for n in names), names
