@@ -29,9 +29,10 @@ import math
 import signal
 import sys
 import time
+import traceback
 
 from coriolis_ros.demo.stats import MonitorStats, format_report, summarize_diagnostics
-from coriolis_ros.demo.teardown import close_ros
+from coriolis_ros.demo.teardown import exit_without_ros_teardown
 
 NODE_NAME = "coriolis_demo_monitor"
 PREFIX = "[coriolis monitor]"
@@ -142,8 +143,10 @@ def main(argv=None) -> int:
                 next_report += args.period * max(1, math.ceil((now - next_report) / args.period))
                 continue
             executor.spin_once(timeout_sec=min(0.1, next_report - now))
-    finally:
-        close_ros(rclpy, node, what="monitor")
+    except BaseException:
+        traceback.print_exc()
+        exit_without_ros_teardown(1)
+    exit_without_ros_teardown(0)
     return 0
 
 

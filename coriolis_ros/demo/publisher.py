@@ -22,8 +22,9 @@ import pathlib
 import signal
 import sys
 import time
+import traceback
 
-from coriolis_ros.demo.teardown import close_ros
+from coriolis_ros.demo.teardown import exit_without_ros_teardown
 from coriolis_ros.demo.trajectory import SinusoidTrajectory, dof_joints_from_urdf
 from coriolis_ros.robots import available_robots, robot_urdf
 
@@ -136,8 +137,10 @@ def main(argv=None) -> int:
         )
         _run_loop(node, states_pub, trajectory, args.rate, args.duration, stop, JointState)
         node.get_logger().info("stopping")
-    finally:
-        close_ros(rclpy, node, what="publisher")
+    except BaseException:
+        traceback.print_exc()
+        exit_without_ros_teardown(1)
+    exit_without_ros_teardown(0)
     return 0
 
 

@@ -1,36 +1,26 @@
-"""Bounded ROS teardown for the demo's helper processes.
+"""How the demo's helper processes (publisher, monitor) end.
 
 Destroying a node and shutting rclpy down normally takes milliseconds, but Fast DDS can block
 in it for many seconds now and then (seen when the peer of a reliable publisher goes away at
-the same moment, as when the whole demo stops on Ctrl-C). A demo process must exit promptly
-when asked, so the teardown runs in a daemon thread; if it has not finished after `timeout`
-seconds the process says so and exits with status 0 at once (the OS releases what is left).
+the same moment, as when the whole demo stops). The block happens inside rclpy's C++ layer
+while it holds the GIL, so no Python thread or timer can bound it: a watchdog thread never
+gets to run. The helpers therefore skip the teardown: they flush their output and leave with
+``os._exit(0)``; the OS closes their sockets and the other participants drop them when
+their DDS lease expires. Nothing in a helper needs the teardown (they hold no files and write
+nothing after they stop). The coriolis node itself is not a helper and shuts down normally.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
 
 
-def close_ros(rclpy, node, timeout: float = 5.0, what: str = "process") -> None:
-    """destroy_node and try_shutdown, or a note and os._exit(0) after `timeout` seconds."""
-
-    def teardown():
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-
-    thread = threading.Thread(target=teardown, name="ros-teardown", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        print(
-            f"[coriolis demo] {what}: ROS teardown still running after {timeout:g} s, "
-            "exiting anyway",
-            file=sys.stderr,
-            flush=True,
-        )
-        sys.stdout.flush()
-        os._exit(0)
+def exit_without_ros_teardown(status: int = 0) -> None:
+    """Flush stdout and stderr, then end the process at once with ``status``."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
