@@ -345,8 +345,6 @@ def test_a_good_coupling_and_its_ratio_default():
          "couplings form a cycle"),
         ('<coupling name="g"><successor link="rot"/></coupling>', "needs <predecessor"),
         ('<coupling><predecessor link="a"/><successor link="rot"/></coupling>', "has no name"),
-        ('<loop name="closure" type="revolute"><predecessor link="a"/><successor link="b"/>'
-         "</loop>", "/robot/loop[@name='closure']: closed kinematic loops are not supported"),
     ],
 )
 def test_bad_couplings_are_urdf_errors_naming_them(extra, message):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from . import batch as _batch
+from .closed_chain import METHODS as CLOSED_CHAIN_METHODS
+from .closed_chain import ClosedChain
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
 from .engine import Engine
@@ -39,7 +42,16 @@ class Dynamics:
     tenth of their time).
     """
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, independent_joints: Sequence[str] | None = None):
+        self._source = (model, independent_joints)
+        self.closed = None  # the closed-chain reduction (dynamics.closed_chain), if any
+        if model.loops:
+            tree_dynamics = Dynamics(dataclasses.replace(model, loops=()))
+            closed = ClosedChain(model, tree_dynamics, independent_joints)
+            self._bind_closed_chain(closed, tree_dynamics)
+            return
+        if independent_joints is not None:
+            raise ValueError("independent_joints is for models with closed loops; this has none")
         engine = Engine(model)
         self.engine = engine  # the internal interface of batch and the observer
         self.model = engine.model  # the coordinates the caller uses
@@ -56,6 +68,19 @@ class Dynamics:
         n = engine.nv
         self._vec, self._mat, self._ten = (n,), (n, n), (n, n, n)
 
+    def _bind_closed_chain(self, closed, tree_dynamics) -> None:
+        """A closed-chain model answers through :class:`.closed_chain.ClosedChain`: its methods
+        are bound on the instance, so the tree path pays nothing for the choice."""
+        self.closed = closed
+        self.engine = tree_dynamics.engine  # the spanning tree's (batch and observer read it)
+        self.model = closed.model
+        self.tree = closed.tree
+        self.map = None
+        n = closed.nv
+        self._vec, self._mat, self._ten = (n,), (n, n), (n, n, n)
+        for name in CLOSED_CHAIN_METHODS:
+            setattr(self, name, getattr(closed, name))
+
     @classmethod
     def from_urdf(
         cls,
@@ -65,6 +90,7 @@ class Dynamics:
         mimic: str = "follow",
         locked_joints: Mapping[str, float] | None = None,
         rotors: Mapping[str, Mapping] | None = None,
+        independent_joints: Sequence[str] | None = None,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
 
@@ -88,12 +114,48 @@ class Dynamics:
         body of the tree whose joint follows its link's, q_rotor = N q_link: not a coordinate
         (:attr:`tree_joint_names` lists it, :attr:`joint_names` does not), and every output
         includes its inertia and gyroscopic terms (see :mod:`coriolis_ros.dynamics.couplings`).
+
+        Closed loops: the URDF's ``<loop>`` elements (:mod:`coriolis_ros.dynamics.loops`).  The
+        coordinates are then ``independent_joints`` (tree joints; default: the joints'
+        ``independent`` attributes, else the joints of each loop nearest the root), every
+        method closes the loops first (Newton from the last solution; :meth:`close_loops`)
+        and answers in those coordinates (:mod:`coriolis_ros.dynamics.closed_chain`).
         """
-        return Dynamics(model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors))
+        model = model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors)
+        return Dynamics(model, independent_joints)
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace."""
+        if self.closed is not None:
+            return Dynamics(*self._source)
         return Dynamics(self.tree)
+
+    # ------------------------------------------------------------------ closed loops
+
+    @property
+    def loops(self) -> tuple:
+        """The model's closed loops (:class:`.loops.Loop`); empty for a tree."""
+        return () if self.closed is None else self.closed.closure.loops
+
+    def close_loops(self, y, guess=None) -> np.ndarray:
+        """The tree configuration (``tree_joint_names``' positions, dependent joints included)
+        that closes every loop at the independent configuration ``y``, by Newton from
+        ``guess`` (a tree configuration; default: the last solution).  Later calls start
+        from the result.  ``ValueError`` if the model has no loop, or naming the loop that
+        does not close."""
+        if self.closed is None:
+            raise ValueError(f"{self.name} has no closed loops")
+        return self.closed.close_loops(y, guess)
+
+    def velocity_map(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """(A, dA) at q: the tree's velocity A @ qd, and dA[:, j, k] = dA[:, j]/dq_k (zero for a
+        model without loops: A is then the constant map of the coupled joints)."""
+        if self.closed is not None:
+            return self.closed.velocity_map(q)
+        q = self._coerce(q, "q")
+        self.engine.check_q(q)
+        A = np.eye(self.nv) if self.map is None else self.map.matrix()
+        return A, np.zeros((A.shape[0], self.nv, self.nv))
 
     # ------------------------------------------------------------------ description
 

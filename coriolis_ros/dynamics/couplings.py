@@ -20,8 +20,8 @@ the two joints follows: the successor's unless only the predecessor's is marked 
 Each of the two links must hang from the links' nearest common ancestor by exactly one
 moving joint (fixed joints in between are fine): couplings between sums of joints
 (GRBDA's ``sum over the path = ratio * sum over the other path``) are refused with a
-message naming the coupling.  A ``<loop>`` (a closed kinematic chain) is refused too,
-naming the loop: its constraint is not a constant coupling.
+message naming the coupling.  Closed kinematic chains (``<loop>``) are not constant couplings:
+see :mod:`.loops`.
 
 **From a datasheet**, for the many URDFs without rotor links, ``rotors={joint: {...}}``
 (:func:`add_rotors`) adds, for each driven joint, a rotor link ``<joint>_rotor`` on a
@@ -75,15 +75,8 @@ def _where(name: str | None, index: int) -> str:
 
 
 def read_couplings(root) -> list[Coupling]:
-    """The ``<coupling>`` elements of a ``<robot>`` element tree; URDFError naming a bad one.
-    A ``<loop>`` is a URDFError naming it (closed chains are not constant couplings)."""
-    for index, loop in enumerate(root.findall("loop"), start=1):
-        name = loop.get("name")
-        where = f"/robot/loop[@name='{name}']" if name else f"/robot/loop[{index}]"
-        raise URDFError(
-            f"{where}: closed kinematic loops are not supported; only constant couplings "
-            "(<coupling>, geared rotors) are"
-        )
+    """The ``<coupling>`` elements of a ``<robot>`` element tree; URDFError naming a bad one
+    (``<loop>`` elements are read by :mod:`.loops`)."""
     out, names = [], set()
     for index, elem in enumerate(root.findall("coupling"), start=1):
         name = elem.get("name")

@@ -79,6 +79,13 @@ class Model:
     couplings: tuple[tuple[str, str, float, float], ...] = ()
     # Joints welded at build time (name, position), mimic joints of locked leaders included.
     locked_joints: tuple[tuple[str, float], ...] = ()
+    # Where each URDF link is: (link, row of the body it belongs to (-1: fixed to the world),
+    # its pose in that body's frame as 9 rotation entries (row-major) then 3 translation).
+    link_frames: tuple[tuple[str, int, tuple[float, ...]], ...] = ()
+    # Closed kinematic loops (dynamics.loops.Loop), closed over this tree.  Empty: a tree.
+    loops: tuple = ()
+    # The joints' ``independent`` attributes (urdfdom's fork), read when there are loops.
+    independent_flags: tuple[tuple[str, bool], ...] = ()
 
     def __post_init__(self):
         for array in (self.mf, self.gravity):

@@ -36,6 +36,7 @@ child frame) and ``J/x``, ``J/y``, ``J/z``, ``J/qx``, ``J/qy``, ``J/qz``, ``J/qw
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -43,6 +44,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import couplings as _couplings
+from . import loops as _loops
 from . import urdf_checks
 from .errors import URDFError
 from .model import (
@@ -102,11 +104,15 @@ def model_from_urdf(
     if mimic not in MIMIC_MODES:
         raise ValueError(f"mimic must be one of {', '.join(MIMIC_MODES)}, got {mimic!r}")
     locked = _check_locked_argument(locked_joints)
-    robot, couplings, independent = _parse(_read(urdf), rotors)
-    return _build(
+    robot, couplings, independent, loops = _parse(_read(urdf), rotors)
+    model = _build(
         robot, _check_gravity(gravity), root_joint, mimic == "follow", locked,
         couplings, independent,
     )
+    if not loops:
+        return model
+    flags = tuple(sorted((independent or {}).items()))
+    return dataclasses.replace(model, loops=tuple(loops), independent_flags=flags)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -168,6 +174,7 @@ def _parse(xml: str, rotors: Mapping | None = None):
     urdf_checks.check_numbers(root)
     couplings = _couplings.read_couplings(root) + _couplings.add_rotors(root, rotors)
     independent = _couplings.independent_flags(root)
+    loops = _loops.read_loops(root)
     messages: list[str] = []
     try:
         with _quiet_parser(messages):
@@ -176,7 +183,7 @@ def _parse(xml: str, rotors: Mapping | None = None):
         raise URDFError(urdf_checks.parser_error_message(exc) + hint) from None
     if not robot.links:
         raise URDFError(f"/robot: the URDF has no <link>{hint}")
-    return robot, couplings, independent
+    return robot, couplings, independent, loops
 
 
 def _drop_default_namespace(root) -> None:
@@ -681,4 +688,9 @@ def _build(
             (name, *coupled[name]) for name in rows.names if name in coupled and name not in mimics
         ),
         locked_joints=tuple(sorted(welded.items())),
+        link_frames=tuple(
+            (link, int(owner[link]), (*in_body[link][0].reshape(-1), *in_body[link][1]))
+            for link in links
+            if link in owner
+        ),
     )

@@ -1,0 +1,333 @@
+"""The dynamics of a closed-chain model in its independent coordinates (spanning-tree method).
+
+A model with ``<loop>`` elements (:mod:`.loops`) is computed on its spanning tree by the
+tree's kernels and reduced with qdot = A(q) ydot (Wensing & Slotine, Section VI-C1, with the
+induced factorization of their Theorem V.1 / eq. 20):
+
+    Mbar = A^T M A                       Cbar = A^T C A + A^T M Adot
+    gbar = A^T g                         taubar = A^T tau(q, A ydot, A yddot + Adot ydot)
+    Mbardot = Adot^T M A + A^T Mdot A + A^T M Adot
+    Gammabar_ijk = A_ai A_bj A_ck Gamma_abc + A_ai M_ab dA_bj/dy_k
+
+with Adot = sum_k dA/dy_k ydot_k.  Because y are coordinates of the closed mechanism,
+dA_bj/dy_k = d2q_b/dy_j dy_k is symmetric in j, k, and Cbar_ij = sum_k Gammabar_ijk ydot_k.
+If C is the tree's Christoffel-consistent factorization, Cbar is the closed chain's:
+Mbardot = Cbar + Cbar^T.
+
+Every call first closes the loops (Newton from the previous call's solution: continuity along
+a trajectory; :meth:`ClosedChain.close_loops` sets the starting point). The closure, A and
+dA/dy are numpy on top of the compiled tree kernels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .coordinates import ReducedModel
+from .errors import URDFError
+from .loops import LoopClosure
+from .model import Model
+
+# Methods of Dynamics that a closed-chain model answers through this module (bound on the
+# instance at construction, so the tree path pays nothing for them).
+METHODS = (
+    "coriolis",
+    "christoffel",
+    "mass_matrix",
+    "gravity",
+    "inverse_dynamics",
+    "coriolis_vectors",
+    "coriolis_times",
+    "slotine_li",
+    "neutral",
+    "integrate",
+    "full_position",
+    "full_velocity",
+    "warmup",
+    "coriolis_batch",
+    "christoffel_batch",
+    "coriolis_vectors_batch",
+    "inverse_dynamics_batch",
+    "slotine_li_batch",
+    "gravity_batch",
+    "warmup_batch",
+)
+
+
+class _Names:
+    def __init__(self, joint_names, position_names):
+        self.joint_names = joint_names
+        self.position_names = position_names
+
+
+class ClosedChain:
+    """Closed-chain versions of :class:`~.api.Dynamics`' methods, over a tree ``Dynamics``."""
+
+    def __init__(self, model: Model, tree_dynamics, independent_joints=None):
+        tree = dataclasses.replace(model, loops=())
+        if tree.mimic or tree.couplings:
+            followers = ", ".join(name for name, *_ in (*tree.mimic, *tree.couplings))
+            raise URDFError(
+                f"closed loops ({', '.join(loop.name for loop in model.loops)}) in a model whose "
+                f"joints follow others ({followers}) are not supported: load it with "
+                "mimic='independent' and without rotors"
+            )
+        self.tree_dynamics = tree_dynamics
+        self.closure = LoopClosure(
+            tree, model.loops, independent_joints, dict(model.independent_flags)
+        )
+        c = self.closure
+        names = tuple(tree.joint_names[i] for i in c.independent)
+        dependent_q = {int(i) for i in c._qi[c.dependent]}
+        self._q_keep = np.array([i for i in range(tree.nq) if i not in dependent_q])
+        positions = tuple(tree.position_names[i] for i in self._q_keep)
+        self.model = ReducedModel.of(tree, _Names(names, positions))
+        self.tree = tree
+        self.nq, self.nv = len(positions), len(names)
+        self.n = tree.nv
+        self._last = tree_dynamics.neutral()  # Newton's starting point
+
+    # ------------------------------------------------------------------ coordinates
+
+    def _vector(self, x, size: int, name: str) -> np.ndarray:
+        try:
+            arr = np.array(x, dtype=np.float64, copy=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a sequence of {size} numbers: {exc}") from None
+        if arr.shape != (size,):
+            raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} has a NaN or infinite entry")
+        return arr
+
+    def _state(self, q):
+        """(closed tree configuration, A, factors) at the independent configuration q."""
+        q = self._vector(q, self.nq, "q")
+        full = self._last.copy()
+        full[self._q_keep] = q
+        full = self.closure.close(full, start=self._last)
+        self._last = full
+        A, factors = self.closure.velocity_map(full)
+        return full, A, factors
+
+    def close_loops(self, y, guess=None) -> np.ndarray:
+        """The tree configuration (every tree joint, dependent ones included) that closes every
+        loop at the independent configuration ``y``, by Newton from ``guess`` (a tree
+        configuration; default: the last solution). Later calls start from the result."""
+        y = self._vector(y, self.nq, "y")
+        if guess is None:  # continuation from the last solution
+            full = self._last.copy()
+            full[self._q_keep] = y
+            self._last = self.closure.close(full, start=self._last)
+        else:  # Newton from the guess
+            full = self._vector(guess, self.tree.nq, "guess")
+            full[self._q_keep] = y
+            self._last = self.closure.close(full)
+        return self._last.copy()
+
+    def full_position(self, q) -> np.ndarray:
+        return self._state(q)[0].copy()
+
+    def full_velocity(self, v, q=None) -> np.ndarray:
+        """A(q) v, at q (default: the last configuration computed)."""
+        v = self._vector(v, self.nv, "qd")
+        full = self._last if q is None else self._state(q)[0]
+        A, _ = self.closure.velocity_map(full)
+        return A @ v
+
+    def velocity_map(self, q):
+        """(A, dA/dy) at q: qdot_tree = A ydot, dA[:, j, k] = dA[:, j]/dy_k."""
+        full, A, factors = self._state(q)
+        return A, self.closure.velocity_map_derivative(full, A, factors)
+
+    def neutral(self) -> np.ndarray:
+        """The assembly nearest the tree's neutral configuration, in independent coordinates."""
+        full = self.closure.close(self.tree_dynamics.neutral())
+        self._last = full
+        return full[self._q_keep].copy()
+
+    def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
+        full, A, _ = self._state(q)
+        dt = float(dt)
+        if not np.isfinite(dt):
+            raise ValueError(f"dt must be finite, got {dt}")
+        v = self._vector(v, self.nv, "v")
+        moved = self.tree_dynamics.integrate(full, A @ v, dt)
+        return moved[self._q_keep]
+
+    # ------------------------------------------------------------------ outputs
+
+    def _out(self, out, shapes):
+        if out is None:
+            return tuple(np.empty(s) for s in shapes)
+        if len(shapes) == 1 and isinstance(out, np.ndarray):
+            out = (out,)
+        try:
+            out = tuple(out)
+        except TypeError:
+            raise ValueError(f"out must be a tuple of {len(shapes)} arrays") from None
+        if len(out) != len(shapes):
+            raise ValueError(f"out must be a tuple of {len(shapes)} arrays")
+        for arr, shape in zip(out, shapes, strict=True):
+            ok = isinstance(arr, np.ndarray) and arr.dtype == np.float64
+            if not (ok and arr.flags.writeable):
+                raise ValueError("out arrays must be writeable float64 arrays")
+            if arr.shape != shape:
+                raise ValueError(f"out arrays have the wrong shape: {arr.shape}, expected {shape}")
+        return out
+
+    @staticmethod
+    def _finite(*arrays) -> None:
+        for arr in arrays:
+            if not np.all(np.isfinite(arr)):
+                raise ValueError("the result is not finite (inputs too large for this model)")
+
+    def _rates(self, q, qd):
+        full, A, factors = self._state(q)
+        qd = self._vector(qd, self.nv, "qd")
+        dA = self.closure.velocity_map_derivative(full, A, factors)
+        return full, A, dA, qd, dA @ qd
+
+    # ------------------------------------------------------------------ algorithms
+
+    def coriolis(self, q, qd, out=None):
+        """(Mbar, Mbardot, Cbar) at (q, qd) in the independent coordinates."""
+        n = self.nv
+        out = self._out(out, [(n, n)] * 3)
+        full, A, _, qd, Adot = self._rates(q, qd)
+        M, Mdot, C = self.tree_dynamics.coriolis(full, A @ qd)
+        MA = M @ A
+        out[0][...] = A.T @ MA
+        out[1][...] = Adot.T @ MA + A.T @ Mdot @ A + MA.T @ Adot
+        out[2][...] = A.T @ C @ A + MA.T @ Adot
+        self._finite(*out)
+        return out
+
+    def christoffel(self, q, out=None, method: str = "algorithm2"):
+        """Gammabar (n, n, n): Gammabar[i, j, k] = dCbar_ij/dydot_k, with the dA/dy terms."""
+        n = self.nv
+        (out,) = self._out(out, [(n, n, n)])
+        full, A, factors = self._state(q)
+        dA = self.closure.velocity_map_derivative(full, A, factors)
+        G = self.tree_dynamics.christoffel(full, method=method)
+        M = self.tree_dynamics.mass_matrix(full)
+        out[...] = np.einsum("abc,ai,bj,ck->ijk", G, A, A, A, optimize=True)
+        out += np.einsum("ai,ab,bjk->ijk", A, M, dA, optimize=True)
+        self._finite(out)
+        return out
+
+    def mass_matrix(self, q, out=None):
+        (out,) = self._out(out, [(self.nv, self.nv)])
+        full, A, _ = self._state(q)
+        out[...] = A.T @ self.tree_dynamics.mass_matrix(full) @ A
+        self._finite(out)
+        return out
+
+    def gravity(self, q, out=None):
+        (out,) = self._out(out, [(self.nv,)])
+        full, A, _ = self._state(q)
+        out[...] = A.T @ self.tree_dynamics.gravity(full)
+        self._finite(out)
+        return out
+
+    def inverse_dynamics(self, q, qd, qdd, out=None):
+        (out,) = self._out(out, [(self.nv,)])
+        full, A, _, qd, Adot = self._rates(q, qd)
+        qdd = self._vector(qdd, self.nv, "qdd")
+        out[...] = A.T @ self.tree_dynamics.inverse_dynamics(full, A @ qd, A @ qdd + Adot @ qd)
+        self._finite(out)
+        return out
+
+    def coriolis_vectors(self, q, qd, out=None):
+        """(Cbar qd, Cbar^T qd, Mbar qd)."""
+        out = self._out(out, [(self.nv,)] * 3)
+        full, A, _, qd, Adot = self._rates(q, qd)
+        v = A @ qd
+        c, ct, p = self.tree_dynamics.coriolis_vectors(full, v)
+        Mw = self.tree_dynamics.mass_matrix(full) @ (Adot @ qd)
+        out[0][...] = A.T @ (c + Mw)
+        out[1][...] = A.T @ ct + Adot.T @ p
+        out[2][...] = A.T @ p
+        self._finite(*out)
+        return out
+
+    def coriolis_times(self, q, qd, x, out=None):
+        """Cbar(q, qd) x = A^T (C A x + M Adot x)."""
+        (out,) = self._out(out, [(self.nv,)])
+        full, A, _, qd, Adot = self._rates(q, qd)
+        x = self._vector(x, self.nv, "x")
+        cx = self.tree_dynamics.coriolis_times(full, A @ qd, A @ x)
+        out[...] = A.T @ (cx + self.tree_dynamics.mass_matrix(full) @ (Adot @ x))
+        self._finite(out)
+        return out
+
+    def slotine_li(self, q, qd, qd_ref, qdd_ref, out=None):
+        """Mbar qdd_ref + Cbar(q, qd) qd_ref + gbar."""
+        (out,) = self._out(out, [(self.nv,)])
+        full, A, _, qd, Adot = self._rates(q, qd)
+        qd_ref = self._vector(qd_ref, self.nv, "qd_ref")
+        qdd_ref = self._vector(qdd_ref, self.nv, "qdd_ref")
+        tau = self.tree_dynamics.slotine_li(full, A @ qd, A @ qd_ref, A @ qdd_ref + Adot @ qd_ref)
+        out[...] = A.T @ tau
+        self._finite(out)
+        return out
+
+    def warmup(self) -> None:
+        self.tree_dynamics.warmup()
+
+    # ------------------------------------------------------------------ batches
+
+    def _rows(self, X, width: int, name: str) -> np.ndarray:
+        try:
+            arr = np.array(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a 2-D array of numbers: {exc}") from None
+        if arr.ndim != 2 or arr.shape[1] != width:
+            raise ValueError(f"{name} must have shape (T, {width}), got {arr.shape}")
+        return arr
+
+    def _batch(self, method, arrays, shapes, out):
+        T = arrays[0][0].shape[0] if arrays else 0
+        checked = []
+        for X, width, name in arrays:
+            X = self._rows(X, width, name)
+            if X.shape[0] != T:
+                raise ValueError(f"{name} has {X.shape[0]} rows, {arrays[0][2]} has {T}")
+            checked.append(X)
+        out = self._out(out, [(T, *s) for s in shapes])
+        for t in range(T):  # in order: each state's Newton starts from the previous solution
+            res = method(*(X[t] for X in checked))
+            res = res if isinstance(res, tuple) else (res,)
+            for o, r in zip(out, res, strict=True):
+                o[t] = r
+        return out if len(out) > 1 else out[0]
+
+    def coriolis_batch(self, Q, V, out=None):
+        n = self.nv
+        return self._batch(self.coriolis, [(Q, self.nq, "Q"), (V, n, "V")], [(n, n)] * 3, out)
+
+    def christoffel_batch(self, Q, out=None):
+        n = self.nv
+        return self._batch(self.christoffel, [(Q, self.nq, "Q")], [(n, n, n)], out)
+
+    def coriolis_vectors_batch(self, Q, V, out=None):
+        n = self.nv
+        return self._batch(self.coriolis_vectors, [(Q, self.nq, "Q"), (V, n, "V")], [(n,)] * 3, out)
+
+    def inverse_dynamics_batch(self, Q, V, A, out=None):
+        n = self.nv
+        args = [(Q, self.nq, "Q"), (V, n, "V"), (A, n, "A")]
+        return self._batch(self.inverse_dynamics, args, [(n,)], out)
+
+    def slotine_li_batch(self, Q, V, QdR, QddR, out=None):
+        n = self.nv
+        args = [(Q, self.nq, "Q"), (V, n, "V"), (QdR, n, "QdR"), (QddR, n, "QddR")]
+        return self._batch(self.slotine_li, args, [(n,)], out)
+
+    def gravity_batch(self, Q, out=None):
+        return self._batch(self.gravity, [(Q, self.nq, "Q")], [(self.nv,)], out)
+
+    def warmup_batch(self) -> None:
+        self.tree_dynamics.warmup_batch()

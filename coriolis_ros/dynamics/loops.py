@@ -1,0 +1,577 @@
+"""Closed kinematic loops: the ``<loop>`` element, loop closure and the map A(q) = dq/dy.
+
+**In the URDF**, the top-level element read by the MIT fork of urdfdom and by GRBDA::
+
+    <loop name="closure" type="revolute">
+      <predecessor link="base"><origin xyz="0.3 0 0" rpy="0 0 0"/></predecessor>
+      <successor link="rocker"><origin xyz="0.2 0 0" rpy="0 0 0"/></successor>
+      <axis xyz="0 1 0"/>
+    </loop>
+
+joins two links that the URDF's tree does not connect directly: the frame ``origin`` on
+``predecessor`` (frame P) and the frame ``origin`` on ``successor`` (frame S) are held
+together by a joint of ``type`` about ``axis`` (a unit vector in P and in S; default x):
+
+    revolute, continuous  the origins coincide and the axis seen from P equals the axis
+                          seen from S (P and S may turn about it): 5 constraints
+    prismatic             P and S have the same orientation and S's origin lies on P's axis
+                          line (S may slide along it): 5 constraints
+    fixed                 P and S coincide: 6 constraints
+
+The URDF's joints form the *spanning tree*; its coordinates q are those of every tree joint.
+The loops hold q on a manifold of lower dimension: the independent coordinates y are the
+positions of a subset of the tree's joints (``independent_joints``), and the other joints of
+the loops, the *dependent* ones z, follow from the closure. The velocities obey K(q) qdot = 0
+(K: the loops' constraint Jacobian) and qdot = A(q) ydot with A = [1; -K_z^+ K_y] (rows of y,
+then z; ``^+``: least squares, exact because the constraints are consistent), the
+spanning-tree method of Wensing & Slotine, Section VI-C1. A loop drawn in a plane but written
+in 3-D repeats constraints (a planar four-bar has rank 2, not 5): the rank is found by a
+rank-revealing factorization and the DoF is the tree's minus that rank.
+
+Kinematics here are computed with the root of the tree held at the world's origin: every
+quantity of a loop is relative (frame S with respect to frame P), so the root's own motion
+drops out of K and A (their root columns are zero).
+
+Not supported (a ``URDFError`` names the loop): loops in a model whose joints follow others
+(mimic joints that follow, geared rotors); loops through a floating or planar joint other
+than the root's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import URDFError
+from .model import FREE, MF_PARENT, MF_Q, MF_R, MF_T, MF_TYPE, PLANAR, PRISMATIC, Model
+
+LOOP_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+# Newton's tolerance on the closure residual (metres for positions, sine of the angle for
+# orientations) and its iteration budget.
+CLOSURE_TOL = 1e-12
+MAX_NEWTON_STEPS = 50
+MAX_STEP = 0.2  # largest change of a dependent joint in one Newton step (rad or m)
+# Rank of the loops' Jacobian: singular values below RANK_RTOL times the largest are zero
+# (a planar loop written in 3-D repeats constraints: its extra singular values are ~1e-16).
+RANK_RTOL = 1e-9
+# A configuration where the dependent joints' Jacobian K_z has a singular value below
+# SINGULAR_RTOL times its largest is a dead point: A = -K_z^+ K_y grows like 1 / sigma_min, so
+# beyond this the velocities of the dependent joints are meaningless (and Newton, whose error
+# near a dead point is the square root of its residual, cannot place them).
+SINGULAR_RTOL = 1e-6
+# Loop frame offsets are bounded like link lengths (metres).
+MAX_OFFSET = 1e6
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One ``<loop>``: frame P = ``pred_pose`` on ``predecessor``, frame S = ``succ_pose`` on
+    ``successor`` (each a (rotation, translation) in the link's frame), joined by ``type``
+    about the unit ``axis``."""
+
+    name: str
+    type: str
+    predecessor: str
+    successor: str
+    pred_pose: tuple
+    succ_pose: tuple
+    axis: tuple
+
+
+def _where(name: str | None, index: int) -> str:
+    return f"/robot/loop[@name='{name}']" if name else f"/robot/loop[{index}]"
+
+
+def _vector(elem, attr: str, default: str, where: str) -> np.ndarray:
+    text = default if elem is None else elem.get(attr, default)
+    try:
+        values = [float(x) for x in text.split()]
+    except ValueError:
+        raise URDFError(f"{where} {attr}={text!r}: not three numbers") from None
+    if len(values) != 3 or not all(math.isfinite(x) for x in values):
+        raise URDFError(f"{where} {attr}={text!r}: needs three finite numbers")
+    return np.array(values)
+
+
+def _rpy(rpy: np.ndarray) -> np.ndarray:
+    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    cr, sr = math.cos(rpy[0]), math.sin(rpy[0])
+    cp, sp = math.cos(rpy[1]), math.sin(rpy[1])
+    cy, sy = math.cos(rpy[2]), math.sin(rpy[2])
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def read_loops(root) -> list[Loop]:
+    """The ``<loop>`` elements of a ``<robot>`` element tree; URDFError naming a bad one."""
+    out, names = [], set()
+    for index, elem in enumerate(root.findall("loop"), start=1):
+        name = elem.get("name")
+        where = _where(name, index)
+        if not name:
+            raise URDFError(f"{where}: a <loop> has no name attribute")
+        if name in names:
+            raise URDFError(f"{where}: duplicate loop name '{name}'")
+        names.add(name)
+        kind = elem.get("type", "revolute")
+        if kind not in LOOP_TYPES:
+            raise URDFError(f"{where}: type {kind!r} is not one of {', '.join(LOOP_TYPES)}")
+        ends = []
+        for role in ("predecessor", "successor"):
+            child = elem.find(role)
+            link = None if child is None else child.get("link")
+            if not link:
+                raise URDFError(f'{where}: needs <{role} link="...">')
+            origin = child.find("origin")
+            xyz = _vector(origin, "xyz", "0 0 0", f"{where}/{role}/origin")
+            rpy = _vector(origin, "rpy", "0 0 0", f"{where}/{role}/origin")
+            if np.max(np.abs(xyz)) > MAX_OFFSET:
+                raise URDFError(
+                    f"{where}/{role}/origin: xyz {xyz.tolist()} is beyond {MAX_OFFSET:g} m"
+                )
+            ends.append((link, (_rpy(rpy), xyz)))
+        if ends[0][0] == ends[1][0]:
+            raise URDFError(f"{where}: predecessor and successor are the same link {ends[0][0]!r}")
+        axis = _vector(elem.find("axis"), "xyz", "1 0 0", f"{where}/axis")
+        norm = float(np.linalg.norm(axis))
+        if not norm > 1e-9:
+            raise URDFError(f"{where}/axis: the axis {axis.tolist()} has no direction")
+        axis = axis / norm
+        out.append(Loop(name, kind, ends[0][0], ends[1][0], ends[0][1], ends[1][1], tuple(axis)))
+    return out
+
+
+# ----------------------------------------------------------------------------- kinematics
+
+
+def _cross_motion(v: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """v x m for spatial motion vectors (angular, linear at the world origin)."""
+    w, u = v[:3], v[3:]
+    a, b = m[:3], m[3:]
+    return np.concatenate((np.cross(w, a), np.cross(w, b) + np.cross(u, a)))
+
+
+def _perp(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x minus its component along the unit vector a."""
+    return x - a * (a @ x)
+
+
+@dataclass
+class _Pose:
+    """World (root-relative) placement of every body and its joint's motion axis S."""
+
+    R: np.ndarray  # (n, 3, 3)
+    t: np.ndarray  # (n, 3)
+    S: np.ndarray  # (n, 6): angular, then linear at the origin; zero on the root's rows
+
+
+class LoopClosure:
+    """The loops of one spanning tree: closure by Newton, A(q) = dq/dy and its derivatives.
+
+    ``independent`` lists the tree joints chosen as coordinates (``None``: the joints'
+    ``independent`` attributes if the URDF has them, else the joints nearest the root of
+    each loop, chosen by a rank-revealing factorization of K at the neutral configuration).
+    """
+
+    def __init__(self, tree: Model, loops, independent=None, flags=None):
+        self.tree = tree
+        self.loops = tuple(loops)
+        n = tree.nv
+        mf = tree.mf
+        self._parent = mf[:, MF_PARENT].astype(np.int64)
+        self._type = mf[:, MF_TYPE].astype(np.int64)
+        self._qi = mf[:, MF_Q].astype(np.int64)
+        self._Rpj = mf[:, MF_R : MF_R + 9].reshape(n, 3, 3).copy()
+        self._tpj = mf[:, MF_T : MF_T + 3].copy()
+        multi = (self._type == FREE) | (self._type == PLANAR)
+        root_rows = set()
+        for i in range(n):
+            if multi[i] and (self._parent[i] < 0 or self._parent[i] in root_rows):
+                root_rows.add(i)
+        self._root_rows = np.array(sorted(root_rows), dtype=np.int64)
+        frames = {
+            link: (row, np.array(pose[:9]).reshape(3, 3), np.array(pose[9:]))
+            for link, row, pose in tree.link_frames
+        }
+        self._ends = []  # per loop: (pred row, R_P in body, t_P in body, succ ...)
+        rows_in_loops: set[int] = set()
+        for loop in self.loops:
+            where = f"/robot/loop[@name='{loop.name}']"
+            ends = []
+            for link, (r_o, t_o) in (
+                (loop.predecessor, loop.pred_pose),
+                (loop.successor, loop.succ_pose),
+            ):
+                if link not in frames:
+                    raise URDFError(f"{where}: unknown link '{link}'")
+                row, r_l, t_l = frames[link]
+                ends.append((row, r_l @ r_o, r_l @ t_o + t_l))
+            path = self._path(ends[0][0]) ^ self._path(ends[1][0])
+            if not path:
+                raise URDFError(
+                    f"{where}: '{loop.predecessor}' and '{loop.successor}' are welded together "
+                    "(no moving joint between them): the loop constrains nothing"
+                )
+            bad = sorted(tree.joint_names[i] for i in path if multi[i])
+            if bad:
+                raise URDFError(
+                    f"{where}: the loop runs through the floating or planar joint(s) "
+                    f"{', '.join(bad)}; loops may only contain revolute and prismatic joints"
+                )
+            rows_in_loops |= path
+            self._ends.append(tuple(ends))
+        self.loop_rows = np.array(sorted(rows_in_loops), dtype=np.int64)
+        self._axes = [np.array(loop.axis) for loop in self.loops]
+        self.m = 6 * len(self.loops)
+        self.dependent = self._choose_dependent(independent, flags or {})
+        keep = np.ones(n, dtype=bool)
+        keep[self.dependent] = False
+        self.independent = np.flatnonzero(keep)
+
+    # ------------------------------------------------------------------ structure
+
+    def _path(self, row: int) -> set[int]:
+        out = set()
+        while row >= 0:
+            out.add(int(row))
+            row = self._parent[row]
+        return out
+
+    def _choose_dependent(self, independent, flags) -> np.ndarray:
+        names = self.tree.joint_names
+        loop_names = [names[i] for i in self.loop_rows]
+        q0 = np.zeros(self.tree.nq)
+        for i in self._root_rows:  # unit quaternion of a free root (its pose is not used)
+            if self._type[i] == FREE:
+                q0[self._qi[i] + 6] = 1.0
+        K = self.constraint_jacobian(q0)[:, self.loop_rows]
+        rank = self._rank(K)
+        if independent is not None:
+            independent = list(independent)
+            unknown = [j for j in independent if j not in names]
+            if unknown:
+                raise ValueError(f"independent_joints: unknown joint(s) {', '.join(unknown)}")
+            chosen = set(independent)
+        elif any(name in flags for name in loop_names):
+            chosen = {name for name in loop_names if flags.get(name, True)}
+        else:  # the deepest joints of the loops follow, the ones nearest the root lead
+            dep: list[int] = []
+            for col in range(len(loop_names) - 1, -1, -1):
+                if len(dep) == rank:
+                    break
+                if self._rank(K[:, [*dep, col]]) == len(dep) + 1:
+                    dep.append(col)
+            chosen = {loop_names[c] for c in range(len(loop_names)) if c not in dep}
+        dependent = [int(i) for i in self.loop_rows if names[i] not in chosen]
+        if len(dependent) != rank:
+            want = len(loop_names) - rank
+            got = len(loop_names) - len(dependent)
+            loops = ", ".join(loop.name for loop in self.loops)
+            raise ValueError(
+                f"the loops ({loops}) leave {want} of their joints "
+                f"({', '.join(loop_names)}) independent; {got} chosen "
+                f"({', '.join(n for n in loop_names if n in chosen) or 'none'}): "
+                f"too {'many' if got > want else 'few'} independent joints"
+            )
+        return np.array(dependent, dtype=np.int64)
+
+    @staticmethod
+    def _rank(K: np.ndarray) -> int:
+        if K.size == 0:
+            return 0
+        s = np.linalg.svd(K, compute_uv=False)
+        return int(np.sum(s > RANK_RTOL * max(s[0], 1e-300))) if s[0] > 0 else 0
+
+    # ------------------------------------------------------------------ kinematics
+
+    def placements(self, q: np.ndarray) -> _Pose:
+        """Every body's world rotation and origin with the root at the world's origin, and
+        every row's motion axis S (spatial, world coordinates; zero on the root's rows)."""
+        n = self.tree.nv
+        R = np.empty((n, 3, 3))
+        t = np.empty((n, 3))
+        S = np.zeros((n, 6))
+        for i in range(n):
+            p = self._parent[i]
+            if self._type[i] in (FREE, PLANAR):  # a root row (others are refused)
+                R[i] = np.eye(3)
+                t[i] = 0.0
+                continue
+            Rp, tp = (np.eye(3), np.zeros(3)) if p < 0 else (R[p], t[p])
+            Rj = Rp @ self._Rpj[i]
+            o = tp + Rp @ self._tpj[i]
+            a = Rj[:, 2]
+            x = q[self._qi[i]]
+            if self._type[i] == PRISMATIC:
+                R[i] = Rj
+                t[i] = o + a * x
+                S[i, 3:] = a
+            else:
+                c, s = math.cos(x), math.sin(x)
+                R[i] = Rj @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+                t[i] = o
+                S[i, :3] = a
+                S[i, 3:] = np.cross(o, a)
+        return _Pose(R, t, S)
+
+    def _frame(self, pose: _Pose, row: int, r_b, t_b):
+        if row < 0:
+            return r_b, t_b
+        return pose.R[row] @ r_b, pose.t[row] + pose.R[row] @ t_b
+
+    def _twists(self, pose: _Pose, w: np.ndarray) -> np.ndarray:
+        """Each body's twist (n, 6) under joint velocity w."""
+        V = np.empty((self.tree.nv, 6))
+        for i in range(self.tree.nv):
+            p = self._parent[i]
+            V[i] = (0.0 if p < 0 else V[p]) + pose.S[i] * w[i]
+        return V
+
+    def _twist_rates(self, pose: _Pose, Vu: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """D_u of each body's twist under a fixed w: sum over its joints of (V_parent(u) x S_j)
+        w_j (the axis of joint j turns with its parent body)."""
+        D = np.empty((self.tree.nv, 6))
+        for i in range(self.tree.nv):
+            p = self._parent[i]
+            if p < 0:
+                D[i] = 0.0
+            else:
+                D[i] = D[p] + _cross_motion(Vu[p], pose.S[i]) * w[i]
+        return D
+
+    def residual(self, q: np.ndarray, pose: _Pose | None = None) -> np.ndarray:
+        """phi(q) (6 per loop): zero when every loop is closed."""
+        pose = self.placements(q) if pose is None else pose
+        out = np.zeros(self.m)
+        for k, loop in enumerate(self.loops):
+            (bp, rp, tp), (bs, rs, ts) = self._ends[k]
+            RP, pP = self._frame(pose, bp, rp, tp)
+            RS, pS = self._frame(pose, bs, rs, ts)
+            a = self._axes[k]
+            d = pS - pP
+            if loop.type in ("revolute", "continuous"):
+                out[6 * k : 6 * k + 3] = d
+                out[6 * k + 3 : 6 * k + 6] = np.cross(RP @ a, RS @ a)
+            else:
+                aP = RP @ a
+                out[6 * k : 6 * k + 3] = _perp(aP, d) if loop.type == "prismatic" else d
+                out[6 * k + 3 : 6 * k + 6] = 0.5 * (
+                    np.cross(RP[:, 0], RS[:, 0])
+                    + np.cross(RP[:, 1], RS[:, 1])
+                    + np.cross(RP[:, 2], RS[:, 2])
+                )
+        return out
+
+    def _loop_rows(self, k, pose, V, D=None, Vu=None):
+        """K w (6) of loop k from the body twists V under w; with D (the twists' rates under
+        u) and Vu (the twists under u), D_u (K w) instead."""
+        loop = self.loops[k]
+        (bp, rp, tp), (bs, rs, ts) = self._ends[k]
+        RP, pP = self._frame(pose, bp, rp, tp)
+        RS, pS = self._frame(pose, bs, rs, ts)
+        aP = RP @ self._axes[k]
+        zero = np.zeros(6)
+
+        def point(b, p, X):  # velocity of the point p of body b for twists X
+            v = zero if b < 0 else X[b]
+            return v[3:] + np.cross(v[:3], p)
+
+        def omega(b, X):
+            return zero[:3] if b < 0 else X[b][:3]
+
+        v_rel = point(bs, pS, V) - point(bp, pP, V)
+        w_rel = omega(bs, V) - omega(bp, V)
+        if D is None:
+            if loop.type in ("revolute", "continuous"):
+                return np.concatenate((v_rel, _perp(aP, w_rel)))
+            if loop.type == "prismatic":
+                x = v_rel - np.cross(omega(bp, V), pS - pP)
+                return np.concatenate((_perp(aP, x), w_rel))
+            return np.concatenate((v_rel, w_rel))
+        # derivatives along u: points move with their bodies, axes turn with them
+        pS_dot, pP_dot = point(bs, pS, Vu), point(bp, pP, Vu)
+        dv_rel = (
+            point(bs, pS, D)
+            + np.cross(omega(bs, V), pS_dot)
+            - point(bp, pP, D)
+            - np.cross(omega(bp, V), pP_dot)
+        )
+        dw_rel = omega(bs, D) - omega(bp, D)
+        a_dot = np.cross(omega(bp, Vu), aP)
+        if loop.type in ("revolute", "continuous"):
+            dperp = _perp(aP, dw_rel) - (a_dot * (aP @ w_rel) + aP * (a_dot @ w_rel))
+            return np.concatenate((dv_rel, dperp))
+        if loop.type == "prismatic":
+            x = v_rel - np.cross(omega(bp, V), pS - pP)
+            dx = dv_rel - np.cross(omega(bp, D), pS - pP) - np.cross(omega(bp, V), pS_dot - pP_dot)
+            dperp = _perp(aP, dx) - (a_dot * (aP @ x) + aP * (a_dot @ x))
+            return np.concatenate((dperp, dw_rel))
+        return np.concatenate((dv_rel, dw_rel))
+
+    def constraint_jacobian(self, q: np.ndarray, pose: _Pose | None = None) -> np.ndarray:
+        """K(q) (6 per loop, nv): K qdot = 0 along every motion that keeps the loops closed."""
+        pose = self.placements(q) if pose is None else pose
+        n = self.tree.nv
+        K = np.zeros((self.m, n))
+        e = np.zeros(n)
+        for j in range(n):
+            if not pose.S[j].any():
+                continue
+            e[j] = 1.0
+            V = self._twists(pose, e)
+            for k in range(len(self.loops)):
+                K[6 * k : 6 * k + 6, j] = self._loop_rows(k, pose, V)
+            e[j] = 0.0
+        return K
+
+    def constraint_jacobian_derivative(self, q, u, w, pose: _Pose | None = None) -> np.ndarray:
+        """D_u (K(q) w): the derivative of K w along the direction u of q, w held fixed."""
+        pose = self.placements(q) if pose is None else pose
+        Vu = self._twists(pose, u)
+        Vw = self._twists(pose, w)
+        D = self._twist_rates(pose, Vu, w)
+        return (
+            np.concatenate([self._loop_rows(k, pose, Vw, D, Vu) for k in range(len(self.loops))])
+            if self.loops
+            else np.zeros(0)
+        )
+
+    # ------------------------------------------------------------------ closure and A(q)
+
+    def close(self, q: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+        """q with its dependent joints moved so that every loop closes (a new array).
+
+        Newton on the dependent joints, from their values in q; with ``start`` (a closed
+        configuration, e.g. the previous call's), by continuation from it: the independent
+        joints of the loops move from ``start``'s values to q's in steps of at most
+        ``MAX_STEP``, each step closed by Newton from the last, so the solution stays on the
+        assembly branch of ``start``. ValueError naming the loop that does not close."""
+        q = np.array(q, dtype=np.float64)
+        if start is None:
+            return self._newton(q)
+        cols = self._qi[self.independent[np.isin(self.independent, self.loop_rows)]]
+        jump = float(np.max(np.abs(q[cols] - start[cols]), initial=0.0))
+        steps = max(1, math.ceil(jump / MAX_STEP))
+        current = np.array(start, dtype=np.float64)
+        for s in range(1, steps + 1):
+            trial = q.copy()
+            trial[cols] = start[cols] + (q[cols] - start[cols]) * (s / steps)
+            trial[self._qi[self.dependent]] = current[self._qi[self.dependent]]
+            current = self._newton(trial)
+        return current
+
+    def _newton(self, q: np.ndarray) -> np.ndarray:
+        cols = self._qi[self.dependent]
+        scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
+        tol = CLOSURE_TOL * scale
+        r = np.zeros(self.m)
+        for _ in range(MAX_NEWTON_STEPS + 1):
+            pose = self.placements(q)
+            r = self.residual(q, pose)
+            if not np.all(np.isfinite(r)):
+                break
+            size = float(np.max(np.abs(r), initial=0.0))
+            if size <= tol:
+                self._check_branch(pose)
+                return self._polish(q, size)
+            Kz = self.constraint_jacobian(q, pose)[:, self.dependent]
+            # least squares cut at RANK_RTOL: an iterate may pass a dead point on its way
+            step = np.linalg.lstsq(Kz, r, rcond=RANK_RTOL)[0]
+            # damped: at most MAX_STEP per joint, halved until the residual shrinks, so Newton
+            # stays on the assembly branch nearest the guess instead of jumping across
+            step *= min(1.0, MAX_STEP / max(float(np.max(np.abs(step))), 1e-300))
+            for _ in range(30):
+                trial = q.copy()
+                trial[cols] -= step
+                if np.max(np.abs(self.residual(trial))) < size:
+                    break
+                step *= 0.5
+            q = trial
+        worst = int(np.argmax(np.abs(np.nan_to_num(r, nan=np.inf)).reshape(-1, 6).max(axis=1)))
+        raise ValueError(
+            f"loop '{self.loops[worst].name}' does not close from the starting guess: residual "
+            f"{np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after {MAX_NEWTON_STEPS} Newton "
+            "steps (no assembly of the mechanism near the guess at these independent positions)"
+        )
+
+    def _polish(self, q: np.ndarray, size: float) -> np.ndarray:
+        """Up to two more plain Newton steps, kept while they shrink the residual: the closure
+        is then exact to rounding (differences of it with steps of 1e-6 stay accurate)."""
+        cols = self._qi[self.dependent]
+        for _ in range(2):
+            pose = self.placements(q)
+            Kz = self.constraint_jacobian(q, pose)[:, self.dependent]
+            trial = q.copy()
+            trial[cols] -= np.linalg.lstsq(Kz, self.residual(q, pose), rcond=RANK_RTOL)[0]
+            new = float(np.max(np.abs(self.residual(trial))))
+            if not new < size:
+                break
+            q, size = trial, new
+        return q
+
+    def _check_branch(self, pose: _Pose) -> None:
+        """The residual also vanishes with the axes opposite (revolute) or P and S turned by
+        180 degrees (prismatic, fixed): those are not the joint the loop describes."""
+        for k, loop in enumerate(self.loops):
+            (bp, rp, tp), (bs, rs, ts) = self._ends[k]
+            RP, _ = self._frame(pose, bp, rp, tp)
+            RS, _ = self._frame(pose, bs, rs, ts)
+            a = self._axes[k]
+            if loop.type in ("revolute", "continuous"):
+                ok = (RP @ a) @ (RS @ a) > 0.0
+            else:
+                ok = np.trace(RP.T @ RS) > 1.0
+            if not ok:
+                raise ValueError(
+                    f"loop '{loop.name}' closes with its frames turned half a turn from each "
+                    "other (the wrong assembly branch): start from a guess nearer the assembly"
+                )
+
+    def _check_rank(self, Kz: np.ndarray, doing: str) -> None:
+        s = np.linalg.svd(Kz, compute_uv=False)
+        if s.size and not s[-1] > SINGULAR_RTOL * max(s[0], 1e-300):
+            names = ", ".join(self.tree.joint_names[i] for i in self.dependent)
+            raise ValueError(
+                f"singular configuration while {doing}: the loops' Jacobian loses rank in the "
+                f"dependent joints ({names}; smallest singular value {s[-1]:.3g}, largest "
+                f"{s[0]:.3g}); the mechanism is at a dead point"
+            )
+
+    def velocity_map(self, q: np.ndarray, pose: _Pose | None = None):
+        """(A, factors) at a closed q: qdot = A ydot (nv, ny), and the factorization of K_z
+        that :meth:`velocity_map_derivative` reuses."""
+        pose = self.placements(q) if pose is None else pose
+        n, ny = self.tree.nv, self.independent.size
+        K = self.constraint_jacobian(q, pose)
+        Kz = K[:, self.dependent]
+        self._check_rank(Kz, "computing A")
+        Q, R = np.linalg.qr(Kz)
+        A = np.zeros((n, ny))
+        A[self.independent, np.arange(ny)] = 1.0
+        A[self.dependent] = -np.linalg.solve(R, Q.T @ K[:, self.independent])
+        return A, (Q, R, pose)
+
+    def velocity_map_derivative(self, q: np.ndarray, A: np.ndarray, factors) -> np.ndarray:
+        """dA (nv, ny, ny): dA[:, j, k] = dA[:, j] / dy_k, from d/dy_k (K A) = 0:
+        (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for the dependent rows (the independent rows
+        of A are constant). Zero outside the loops' independent joints."""
+        Q, R, pose = factors
+        n, ny = A.shape
+        dA = np.zeros((n, ny, ny))
+        in_loops = np.isin(self.independent, self.loop_rows)
+        cols = np.flatnonzero(in_loops)
+        for k in cols:
+            for j in cols:
+                if j < k:
+                    dA[:, j, k] = dA[:, k, j]  # d2q / dy_j dy_k is symmetric
+                    continue
+                b = self.constraint_jacobian_derivative(q, A[:, k], A[:, j], pose)
+                dA[self.dependent, j, k] = -np.linalg.solve(R, Q.T @ b)
+        return dA

@@ -1,0 +1,476 @@
+"""Closed kinematic loops (<loop>): closure, A(q), and the reduced M, C, Gamma, g, RNEA.
+
+References, none of them the code under test:
+* closure: Pinocchio's forward kinematics of the spanning tree puts the loop's two frames on
+  top of each other with their axes aligned;
+* A = dq/dy and dA/dy: central differences of the closure and of A;
+* Mbar = A^T M A with Pinocchio's CRBA on the spanning tree;
+* Gammabar: the Christoffel symbols of the first kind from central differences of Mbar(y)
+  (y are true coordinates on a fixed base), and along trajectories Mbardot by differences;
+* accelerations: Pinocchio's constraintDynamics with a point constraint between the loop's
+  frames, against Mbar^-1 (A^T tau - Cbar ydot - gbar) mapped by qdd = A yddot + Adot ydot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from test_dynamics_floating import MultiDofOracle
+from test_dynamics_oracle import assert_close
+
+from coriolis_ros.dynamics import Dynamics, URDFError
+from coriolis_ros.robots import robot_path
+
+FOUR_BAR = robot_path("four_bar")
+LEG = robot_path("leg_knee_linkage")
+H = 1e-6  # central-difference step
+
+
+def _four_bar():
+    return Dynamics.from_urdf(FOUR_BAR)
+
+
+def _leg(root="fixed"):
+    return Dynamics.from_urdf(LEG, root_joint=root, independent_joints=["hip", "knee_crank"])
+
+
+def _leg_state(dyn, rng):
+    y = dyn.neutral()
+    y[-2:] = [0.3 + 0.2 * rng.uniform(-1, 1), 0.6 + 0.2 * rng.uniform(-1, 1)]
+    if dyn.root_joint == "floating":
+        y[:3] = rng.uniform(-1, 1, 3)
+        quat = rng.normal(size=4)
+        y[3:7] = quat / np.linalg.norm(quat)
+    return y, rng.uniform(-1, 1, dyn.nv)
+
+
+def _states(name, rng, count=3):
+    if name == "four_bar":
+        dyn = _four_bar()
+        return dyn, [
+            (np.array([rng.uniform(-np.pi, np.pi)]), rng.uniform(-2, 2, 1)) for _ in range(count)
+        ]
+    dyn = _leg("floating" if name == "leg_floating" else "fixed")
+    return dyn, [_leg_state(dyn, rng) for _ in range(count)]
+
+
+# ----------------------------------------------------------------------------- structure
+
+
+def test_four_bar_has_one_degree_of_freedom_and_names_its_coordinates():
+    dyn = _four_bar()
+    assert dyn.tree_joint_names == ("crank", "coupler", "rocker")
+    assert dyn.joint_names == ("crank",)  # the loop's joint nearest the root leads
+    assert dyn.position_names == ("crank",)
+    assert dyn.nv == 1 and dyn.nq == 1
+    assert [loop.name for loop in dyn.loops] == ["closure"]
+    assert dyn.loops[0].type == "revolute"
+
+
+def test_independent_joints_choose_the_coordinates():
+    dyn = Dynamics.from_urdf(FOUR_BAR, independent_joints=["rocker"])
+    assert dyn.joint_names == ("rocker",)
+    leg = _leg()
+    assert leg.joint_names == ("hip", "knee_crank")
+    assert Dynamics.from_urdf(LEG).joint_names == ("hip", "knee")  # default: nearest the root
+
+
+def test_urdf_independent_attribute_chooses_the_coordinates():
+    text = (
+        FOUR_BAR.read_text()
+        .replace(
+            '<joint name="rocker" type="revolute">',
+            '<joint name="rocker" type="revolute" independent="true">',
+        )
+        .replace(
+            '<joint name="crank" type="continuous">',
+            '<joint name="crank" type="continuous" independent="false">',
+        )
+    )
+    text = text.replace(
+        '<joint name="coupler" type="continuous">',
+        '<joint name="coupler" type="continuous" independent="false">',
+    )
+    assert Dynamics.from_urdf(text).joint_names == ("rocker",)
+
+
+# ----------------------------------------------------------------------------- closure
+
+
+def _pin_tree(dyn, urdf):
+    return MultiDofOracle(str(urdf), dyn.closed.tree_dynamics, dyn.root_joint)
+
+
+def _loop_frames(oracle, dyn, q_tree):
+    """World placements (pin.SE3) of each loop's frames P and S by Pinocchio's kinematics."""
+    m, d = oracle.model, oracle.data
+    pin.framesForwardKinematics(m, d, oracle.q_pin(q_tree))
+    out = []
+    for loop in dyn.loops:
+        ends = []
+        for link, (rot, xyz) in (
+            (loop.predecessor, loop.pred_pose),
+            (loop.successor, loop.succ_pose),
+        ):
+            frame = d.oMf[m.getFrameId(link)]
+            ends.append(frame * pin.SE3(rot, np.asarray(xyz)))
+        out.append(ends)
+    return out
+
+
+@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+def test_closed_configuration_joins_the_loop_frames_by_pinocchio_kinematics(name):
+    rng = np.random.default_rng(1)
+    dyn, states = _states(name, rng)
+    oracle = _pin_tree(dyn, FOUR_BAR if name == "four_bar" else LEG)
+    for y, _ in states:
+        q_tree = dyn.full_position(y)
+        assert np.array_equal(
+            q_tree[[dyn.tree.position_names.index(n) for n in dyn.position_names]], y
+        )
+        for loop, (P, S) in zip(dyn.loops, _loop_frames(oracle, dyn, q_tree), strict=True):
+            assert np.linalg.norm(P.translation - S.translation) < 1e-11
+            axis = np.asarray(loop.axis)
+            assert np.dot(P.rotation @ axis, S.rotation @ axis) > 1 - 1e-12
+    # and an open configuration is not closed: the check above can fail
+    q_open = dyn.full_position(states[0][0]).copy()
+    q_open[-1] += 0.1
+    ((P, S),) = _loop_frames(oracle, dyn, q_open)
+    assert np.linalg.norm(P.translation - S.translation) > 1e-3
+
+
+def test_parallelogram_knee_follows_the_crank_one_to_one():
+    """The example leg's linkage is a parallelogram: knee = crank, rod = -crank (geometry)."""
+    dyn = _leg()
+    for crank in (-0.8, -0.2, 0.0, 0.5, 0.9):
+        q = dyn.close_loops([0.3, crank], guess=np.zeros(4))
+        assert_close(q, [0.3, crank, crank, -crank], 1e-12, f"crank {crank}")
+
+
+def test_continuity_newton_starts_from_the_last_solution():
+    dyn = _leg()
+    q = np.zeros(4)
+    for crank in np.linspace(0.0, 1.45, 30):  # up to near the dead point at pi/2
+        q = dyn.close_loops([0.0, crank])
+        assert abs(q[1] - crank) < 1e-10  # stayed on the parallelogram branch
+    # far from the last solution the same call may land on the other branch or fail; from
+    # the right guess it is back on the parallelogram
+    assert abs(dyn.close_loops([0.0, 0.2], guess=np.zeros(4))[1] - 0.2) < 1e-12
+
+
+@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+def test_velocity_map_and_its_derivative_match_differences_of_the_closure(name):
+    rng = np.random.default_rng(2)
+    dyn, states = _states(name, rng)
+    for y, _ in states:
+        A, dA = dyn.velocity_map(y)
+        assert A.shape == (dyn.tree.nv, dyn.nv) and dA.shape == (dyn.tree.nv, dyn.nv, dyn.nv)
+        for k in range(dyn.nv):
+            if dyn.joint_names[k].startswith("root_joint"):
+                continue  # base coordinates are not in the loops: A's rows are the identity
+            kq = dyn.position_names.index(dyn.joint_names[k])
+            e = np.zeros(dyn.nq)
+            e[kq] = H
+            plus, minus = dyn.close_loops(y + e), dyn.close_loops(y - e)
+            dq = (plus - minus) / (2 * H)
+            rows = [
+                dyn.tree.position_names.index(n)
+                for n in dyn.tree_joint_names
+                if not n.startswith("root_joint")
+            ]
+            cols = [
+                dyn.tree_joint_names.index(n)
+                for n in dyn.tree_joint_names
+                if not n.startswith("root_joint")
+            ]
+            assert_close(A[cols, k], dq[rows], 1e-8, f"{name} A[:, {k}]")
+            dA_fd = (dyn.velocity_map(y + e)[0] - dyn.velocity_map(y - e)[0]) / (2 * H)
+            assert_close(dA[:, :, k], dA_fd, 1e-7, f"{name} dA/dy_{k}")
+        # root rows: identity; dependent rows: K A = 0 makes them follow
+        if dyn.root_joint == "floating":
+            assert np.array_equal(A[:6, :6], np.eye(6)) and not A[:6, 6:].any()
+
+
+# ----------------------------------------------------------------------------- dynamics
+
+
+@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+def test_reduced_mass_matrix_is_pinocchio_tree_reduced_by_a(name):
+    rng = np.random.default_rng(3)
+    dyn, states = _states(name, rng)
+    oracle = _pin_tree(dyn, FOUR_BAR if name == "four_bar" else LEG)
+    for y, _ in states:
+        q_tree = dyn.full_position(y)
+        A, _ = dyn.velocity_map(y)
+        M_pin = oracle.M(q_tree)
+        assert_close(dyn.mass_matrix(y), A.T @ M_pin @ A, 1e-10, f"{name} Mbar")
+        assert_close(dyn.gravity(y), A.T @ oracle.g(q_tree), 1e-10, f"{name} gbar")
+
+
+@pytest.mark.parametrize("name", ["four_bar", "leg"])
+def test_christoffel_symbols_are_those_of_the_reduced_metric(name):
+    """Gammabar_ijk = 1/2 (dMbar_ij/dy_k + dMbar_ik/dy_j - dMbar_jk/dy_i): y are coordinates."""
+    rng = np.random.default_rng(4)
+    dyn, states = _states(name, rng)
+    n = dyn.nv
+    for y, _ in states:
+        dM = np.empty((n, n, n))
+        for k in range(n):
+            e = np.zeros(n)
+            e[k] = H
+            dM[:, :, k] = (dyn.mass_matrix(y + e) - dyn.mass_matrix(y - e)) / (2 * H)
+        ref = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
+        G = dyn.christoffel(y)
+        assert_close(G, ref, 1e-7, f"{name} Gammabar")
+        assert_close(G, G.transpose(0, 2, 1), 1e-12, f"{name} Gammabar symmetric in j, k")
+
+
+@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+def test_identities_of_the_reduced_system(name):
+    rng = np.random.default_rng(5)
+    dyn, states = _states(name, rng)
+    for y, yd in states:
+        M, Mdot, C = dyn.coriolis(y, yd)
+        G = dyn.christoffel(y)
+        assert_close(C, G @ yd, 1e-12, f"{name} C = Gamma yd")
+        assert_close(Mdot, C + C.T, 1e-11, f"{name} Mdot = C + C^T")
+        # Mdot by differences along y(t) = y (+) yd t
+        plus = dyn.mass_matrix(dyn.integrate(y, yd, H))
+        minus = dyn.mass_matrix(dyn.integrate(y, yd, -H))
+        assert_close(Mdot, (plus - minus) / (2 * H), 1e-7, f"{name} Mdot by differences")
+        g = dyn.gravity(y)
+        zero = np.zeros(dyn.nv)
+        assert_close(dyn.inverse_dynamics(y, yd, zero) - g, C @ yd, 1e-11, f"{name} RNEA")
+        c, ct, p = dyn.coriolis_vectors(y, yd)
+        assert_close(c, C @ yd, 1e-11, f"{name} C yd")
+        assert_close(ct, C.T @ yd, 1e-11, f"{name} C^T yd")
+        assert_close(p, M @ yd, 1e-12, f"{name} M yd")
+        x = rng.uniform(-1, 1, dyn.nv)
+        assert_close(dyn.coriolis_times(y, yd, x), C @ x, 1e-11, f"{name} C x")
+        a = rng.uniform(-1, 1, dyn.nv)
+        assert_close(dyn.slotine_li(y, yd, x, a), M @ a + C @ x + g, 1e-11, f"{name} SL")
+        assert_close(dyn.inverse_dynamics(y, yd, a), M @ a + C @ yd + g, 1e-11, f"{name} tau")
+
+
+def _pin_constraint(oracle, loop):
+    m = oracle.model
+    placements = []
+    for link, (rot, xyz) in ((loop.predecessor, loop.pred_pose), (loop.successor, loop.succ_pose)):
+        frame = m.frames[m.getFrameId(link)]
+        placements.append((frame.parentJoint, frame.placement * pin.SE3(rot, np.asarray(xyz))))
+    (j1, p1), (j2, p2) = placements
+    return pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D, m, j1, p1, j2, p2, pin.ReferenceFrame.LOCAL
+    )
+
+
+@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+def test_accelerations_match_pinocchio_constraint_dynamics(name):
+    rng = np.random.default_rng(6)
+    dyn, states = _states(name, rng)
+    oracle = _pin_tree(dyn, FOUR_BAR if name == "four_bar" else LEG)
+    m, d = oracle.model, oracle.data
+    models = [_pin_constraint(oracle, loop) for loop in dyn.loops]
+    datas = [cm.createData() for cm in models]
+    models_vec = pin.StdVec_RigidConstraintModel()
+    datas_vec = pin.StdVec_RigidConstraintData()
+    for cm, cd in zip(models, datas, strict=True):
+        models_vec.append(cm)
+        datas_vec.append(cd)
+    pin.initConstraintDynamics(m, d, models_vec, datas_vec)
+    settings = pin.ProximalSettings(1e-14, 1e-10, 200)
+    for y, yd in states:
+        q_tree = dyn.full_position(y)
+        A, dA = dyn.velocity_map(y)
+        v_tree = A @ yd
+        tau = rng.uniform(-1, 1, dyn.tree.nv)
+        M, _, C = dyn.coriolis(y, yd)
+        ydd = np.linalg.solve(M, A.T @ tau - C @ yd - dyn.gravity(y))
+        qdd = A @ ydd + (dA @ yd) @ yd
+        a_pin = pin.constraintDynamics(
+            m,
+            d,
+            oracle.q_pin(q_tree),
+            oracle.v_pin(v_tree),
+            oracle.v_pin(tau),
+            models,
+            datas,
+            settings,
+        )
+        assert_close(qdd, np.asarray(a_pin)[oracle.v_index], 1e-8, f"{name} qdd")
+
+
+def test_batches_equal_single_calls():
+    """Row t of a batch is the single call at row t (to rounding: each call's Newton starts
+    from the previous solution, which differs between the two orders of evaluation)."""
+    dyn = _leg()
+    rng = np.random.default_rng(7)
+    Y = np.array([[0.1 * t, 0.5 + 0.02 * t] for t in range(6)])
+    V = rng.uniform(-1, 1, (6, 2))
+    Mb, Mdb, Cb = dyn.coriolis_batch(Y, V)
+    Gb = dyn.christoffel_batch(Y)
+    tb = dyn.inverse_dynamics_batch(Y, V, V)
+    single = dyn.clone()
+    for t in range(6):
+        M, Md, C = single.coriolis(Y[t], V[t])
+        assert_close(Mb[t], M, 1e-13, f"M row {t}")
+        assert_close(Cb[t], C, 1e-13, f"C row {t}")
+        assert_close(Gb[t], single.christoffel(Y[t]), 1e-13, f"Gamma row {t}")
+        assert_close(tb[t], single.inverse_dynamics(Y[t], V[t], V[t]), 1e-13, f"tau row {t}")
+    with pytest.raises(ValueError, match=r"V must have shape \(T, 2\)"):
+        dyn.coriolis_batch(Y, V[:, :1])
+
+
+def test_out_arrays_are_filled_in_place():
+    dyn = _four_bar()
+    y, yd = np.array([0.4]), np.array([1.5])
+    out = (np.empty((1, 1)), np.empty((1, 1)), np.empty((1, 1)))
+    assert dyn.coriolis(y, yd, out=out) is out
+    assert_close(out[2], dyn.coriolis(y, yd)[2], 0.0, "C in place")
+    with pytest.raises(ValueError, match="wrong shape"):
+        dyn.coriolis(y, yd, out=(np.empty((2, 2)),) * 3)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def _with_loop(loop_xml: str) -> str:
+    text = FOUR_BAR.read_text()
+    start = text.index("  <loop ")
+    end = text.index("</loop>") + len("</loop>")
+    return text[:start] + loop_xml + text[end:]
+
+
+GOOD_ENDS = (
+    '<predecessor link="coupler_link"><origin xyz="0.6 0 0"/></predecessor>'
+    '<successor link="rocker_link"><origin xyz="0.4 0 0"/></successor>'
+)
+
+
+@pytest.mark.parametrize(
+    "loop, message",
+    [
+        (f'<loop type="revolute">{GOOD_ENDS}</loop>', r"/robot/loop\[1\]: a <loop> has no name"),
+        (f'<loop name="c" type="spherical">{GOOD_ENDS}</loop>', "type 'spherical' is not one of"),
+        ('<loop name="c"><successor link="rocker_link"/></loop>', "needs <predecessor"),
+        ('<loop name="c"><predecessor link="coupler_link"/></loop>', "needs <successor"),
+        (
+            '<loop name="c"><predecessor link="nowhere"/><successor link="rocker_link"/></loop>',
+            r"/robot/loop\[@name='c'\]: unknown link 'nowhere'",
+        ),
+        (
+            '<loop name="c"><predecessor link="rocker_link"/><successor link="rocker_link"/>'
+            "</loop>",
+            "predecessor and successor are the same link",
+        ),
+        (
+            '<loop name="c"><predecessor link="coupler_link"><origin xyz="nan 0 0"/>'
+            '</predecessor><successor link="rocker_link"/></loop>',
+            "origin",
+        ),
+        (
+            '<loop name="c"><predecessor link="coupler_link"><origin xyz="1e7 0 0"/>'
+            '</predecessor><successor link="rocker_link"/></loop>',
+            "beyond",
+        ),
+        (f'<loop name="c">{GOOD_ENDS}<axis xyz="0 0 0"/></loop>', "has no direction"),
+        (f'<loop name="c">{GOOD_ENDS}<axis xyz="0 1"/></loop>', "axis"),
+        (
+            f'<loop name="c">{GOOD_ENDS}</loop><loop name="c">{GOOD_ENDS}</loop>',
+            "duplicate loop name 'c'",
+        ),
+    ],
+)
+def test_bad_loop_elements_are_refused_by_name(loop, message):
+    with pytest.raises(URDFError, match=message):
+        Dynamics.from_urdf(_with_loop(loop))
+
+
+def test_offset_bound_accepts_the_bound_itself():
+    near = (
+        '<loop name="c"><predecessor link="coupler_link"><origin xyz="1e6 0 0"/></predecessor>'
+        '<successor link="rocker_link"/></loop>'
+    )
+    with pytest.raises(ValueError, match="does not close"):  # parsed; no assembly that far
+        Dynamics.from_urdf(_with_loop(near)).neutral()
+
+
+def test_a_loop_between_welded_links_constrains_nothing():
+    text = FOUR_BAR.read_text().replace(
+        "</robot>",
+        '<link name="tag"/><joint name="tag_fixed" type="fixed"><parent link="rocker_link"/>'
+        '<child link="tag"/></joint></robot>',
+    )
+    bad = _with_loop(
+        '<loop name="c"><predecessor link="tag"/><successor link="rocker_link"/></loop>'
+    )
+    bad = bad.replace("</robot>", text[text.index('<link name="tag"/>') :])
+    with pytest.raises(URDFError, match="welded together"):
+        Dynamics.from_urdf(bad)
+
+
+def test_wrong_number_of_independent_joints_is_refused():
+    with pytest.raises(ValueError, match="too many independent joints"):
+        Dynamics.from_urdf(FOUR_BAR, independent_joints=["crank", "rocker"])
+    with pytest.raises(ValueError, match="too few independent joints"):
+        Dynamics.from_urdf(FOUR_BAR, independent_joints=[])
+    with pytest.raises(ValueError, match="unknown joint"):
+        Dynamics.from_urdf(FOUR_BAR, independent_joints=["elbow"])
+    with pytest.raises(ValueError, match="models with closed loops"):
+        Dynamics.from_urdf(robot_path("arm7"), independent_joints=["joint1"])
+
+
+def test_a_loop_that_cannot_close_names_the_loop_and_residual():
+    # ground 0.5 m, rocker 0.4 m, coupler and crank stretched: the rocker's reach is too short
+    text = FOUR_BAR.read_text().replace(
+        '<origin xyz="0.5 0 0" rpy="0 -1.9 0"/>', '<origin xyz="2.5 0 0" rpy="0 -1.9 0"/>'
+    )
+    dyn = Dynamics.from_urdf(text)
+    with pytest.raises(ValueError, match=r"loop 'closure' does not close .* residual \d"):
+        dyn.neutral()
+
+
+def test_dead_point_is_a_singular_configuration():
+    """The parallelogram's crank and thigh line up at crank = pi/2: K_z loses rank there."""
+    dyn = _leg()
+    near = np.pi / 2 - 1e-3  # sigma_min / sigma_max ~ 1.6e-4: still a mechanism
+    dyn.close_loops([0.0, near], guess=[0.0, near, near, -near])
+    A, _ = dyn.velocity_map([0.0, near])
+    assert np.all(np.isfinite(A))
+    at = np.pi / 2
+    dyn.close_loops([0.0, at], guess=[0.0, at, at, -at])
+    with pytest.raises(ValueError, match=r"singular configuration .* \(knee, knee_rod; "):
+        dyn.mass_matrix([0.0, at])
+
+
+def test_loops_with_joints_that_follow_are_refused():
+    text = FOUR_BAR.read_text().replace(
+        '<axis xyz="0 1 0"/>\n    <limit',
+        '<axis xyz="0 1 0"/>\n    <mimic joint="crank"/>\n    <limit',
+    )
+    with pytest.raises(ValueError, match="joints follow others"):
+        Dynamics.from_urdf(text)
+    with pytest.raises(ValueError, match="joints follow others"):
+        Dynamics.from_urdf(
+            FOUR_BAR, rotors={"crank": {"gear_ratio": 9.0, "inertia": [1e-5] * 3 + [0.0] * 3}}
+        )
+
+
+def test_non_finite_inputs_are_refused():
+    dyn = _four_bar()
+    with pytest.raises(ValueError, match="q has a NaN"):
+        dyn.mass_matrix([np.nan])
+    with pytest.raises(ValueError, match="qd has a NaN"):
+        dyn.coriolis([0.1], [np.inf])
+    with pytest.raises(ValueError, match=r"q must have shape \(1,\)"):
+        dyn.christoffel([0.1, 0.2])
+
+
+def test_tree_model_has_no_loops():
+    dyn = Dynamics.from_urdf(robot_path("arm7"))
+    assert dyn.loops == ()
+    with pytest.raises(ValueError, match="no closed loops"):
+        dyn.close_loops(dyn.neutral())
+    A, dA = dyn.velocity_map(dyn.neutral())
+    assert np.array_equal(A, np.eye(dyn.nv)) and not dA.any()
