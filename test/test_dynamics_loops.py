@@ -25,6 +25,54 @@ from coriolis_ros.robots import robot_path
 FOUR_BAR = robot_path("four_bar")
 LEG = robot_path("leg_knee_linkage")
 H = 1e-6  # central-difference step
+FIXED_BASE = ["four_bar", "leg", "welded", "slider"]
+ALL = [*FIXED_BASE, "leg_floating"]
+
+
+_ROD = (
+    '<inertial><origin xyz="{c} 0 0"/><mass value="{m}"/>'
+    '<inertia ixx="1e-4" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{i}"/></inertial>'
+)
+# The four-bar with its coupler cut in two halves welded by a fixed loop: coupler_b turns on
+# the rocker's end and is held to the coupler's far end, pointing back along it.
+WELDED = (
+    FOUR_BAR.read_text()
+    .replace(
+        '<loop name="closure" type="revolute">',
+        '<link name="coupler_b">' + _ROD.format(c=0.15, m=0.3, i=3e-3) + "</link>"
+        '<joint name="rocker_coupler" type="continuous"><parent link="rocker_link"/>'
+        '<child link="coupler_b"/><origin xyz="0.4 0 0" rpy="0 -2.07 0"/>'
+        '<axis xyz="0 1 0"/></joint>'
+        '<loop name="closure" type="fixed">',
+    )
+    .replace(
+        '<predecessor link="coupler_link"><origin xyz="0.6 0 0"/></predecessor>\n'
+        '    <successor link="rocker_link"><origin xyz="0.4 0 0"/></successor>',
+        '<predecessor link="coupler_link"><origin xyz="0.6 0 0" rpy="0 3.141592653589793 0"/>'
+        '</predecessor><successor link="coupler_b"/>',
+    )
+)
+# A knee driven by a linear actuator: the cylinder turns on the thigh, the piston on the
+# shank, and a prismatic loop lets the piston slide in the cylinder along its x axis.
+SLIDER = (
+    '<robot name="actuated_knee"><link name="thigh"/>'
+    '<link name="shank">'
+    + _ROD.format(c=0.0, m=0.5, i=4e-3).replace('xyz="0.0 0 0"', 'xyz="0 0 -0.2"')
+    + "</link>"
+    '<link name="cylinder">' + _ROD.format(c=0.1, m=0.2, i=8e-4) + "</link>"
+    '<link name="piston">' + _ROD.format(c=-0.1, m=0.1, i=4e-4) + "</link>"
+    '<joint name="knee" type="revolute"><parent link="thigh"/><child link="shank"/>'
+    '<axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>'
+    '<joint name="cylinder_pivot" type="continuous"><parent link="thigh"/>'
+    '<child link="cylinder"/><origin xyz="0.05 0 0.2" rpy="0 1.5707963267948966 0"/>'
+    '<axis xyz="0 1 0"/></joint>'
+    '<joint name="piston_pivot" type="continuous"><parent link="shank"/>'
+    '<child link="piston"/><origin xyz="0.05 0 -0.15" rpy="0 1.5707963267948966 0"/>'
+    '<axis xyz="0 1 0"/></joint>'
+    '<loop name="actuator" type="prismatic"><predecessor link="cylinder"/>'
+    '<successor link="piston"/><axis xyz="1 0 0"/></loop></robot>'
+)
+URDFS = {"four_bar": FOUR_BAR, "leg": LEG, "leg_floating": LEG, "welded": WELDED, "slider": SLIDER}
 
 
 def _four_bar():
@@ -50,6 +98,12 @@ def _states(name, rng, count=3):
         dyn = _four_bar()
         return dyn, [
             (np.array([rng.uniform(-np.pi, np.pi)]), rng.uniform(-2, 2, 1)) for _ in range(count)
+        ]
+    if name in ("welded", "slider"):
+        dyn = Dynamics.from_urdf(URDFS[name])
+        span = np.pi if name == "welded" else 0.5
+        return dyn, [
+            (np.array([rng.uniform(-span, span)]), rng.uniform(-2, 2, 1)) for _ in range(count)
         ]
     dyn = _leg("floating" if name == "leg_floating" else "fixed")
     return dyn, [_leg_state(dyn, rng) for _ in range(count)]
@@ -99,7 +153,9 @@ def test_urdf_independent_attribute_chooses_the_coordinates():
 
 
 def _pin_tree(dyn, urdf):
-    return MultiDofOracle(str(urdf), dyn.closed.tree_dynamics, dyn.root_joint)
+    return MultiDofOracle(
+        str(urdf) if not isinstance(urdf, str) else urdf, dyn.closed.tree_dynamics, dyn.root_joint
+    )
 
 
 def _loop_frames(oracle, dyn, q_tree):
@@ -119,25 +175,34 @@ def _loop_frames(oracle, dyn, q_tree):
     return out
 
 
-@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+@pytest.mark.parametrize("name", ALL)
 def test_closed_configuration_joins_the_loop_frames_by_pinocchio_kinematics(name):
     rng = np.random.default_rng(1)
     dyn, states = _states(name, rng)
-    oracle = _pin_tree(dyn, FOUR_BAR if name == "four_bar" else LEG)
+    oracle = _pin_tree(dyn, URDFS[name])
     for y, _ in states:
         q_tree = dyn.full_position(y)
         assert np.array_equal(
             q_tree[[dyn.tree.position_names.index(n) for n in dyn.position_names]], y
         )
         for loop, (P, S) in zip(dyn.loops, _loop_frames(oracle, dyn, q_tree), strict=True):
-            assert np.linalg.norm(P.translation - S.translation) < 1e-11
             axis = np.asarray(loop.axis)
-            assert np.dot(P.rotation @ axis, S.rotation @ axis) > 1 - 1e-12
+            rel = P.actInv(S)  # S in P's frame
+            if loop.type == "prismatic":  # same orientation, S's origin on P's axis line
+                assert np.abs(rel.rotation - np.eye(3)).max() < 1e-11
+                off = rel.translation - axis * (axis @ rel.translation)
+                assert np.linalg.norm(off) < 1e-11
+            else:
+                assert np.linalg.norm(rel.translation) < 1e-11
+                assert np.dot(P.rotation @ axis, S.rotation @ axis) > 1 - 1e-12
+                if loop.type == "fixed":
+                    assert np.abs(rel.rotation - np.eye(3)).max() < 1e-11
     # and an open configuration is not closed: the check above can fail
     q_open = dyn.full_position(states[0][0]).copy()
     q_open[-1] += 0.1
     ((P, S),) = _loop_frames(oracle, dyn, q_open)
-    assert np.linalg.norm(P.translation - S.translation) > 1e-3
+    rel = P.actInv(S)
+    assert np.linalg.norm(rel.translation) + np.abs(rel.rotation - np.eye(3)).max() > 1e-3
 
 
 def test_parallelogram_knee_follows_the_crank_one_to_one():
@@ -159,7 +224,7 @@ def test_continuity_newton_starts_from_the_last_solution():
     assert abs(dyn.close_loops([0.0, 0.2], guess=np.zeros(4))[1] - 0.2) < 1e-12
 
 
-@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+@pytest.mark.parametrize("name", ALL)
 def test_velocity_map_and_its_derivative_match_differences_of_the_closure(name):
     rng = np.random.default_rng(2)
     dyn, states = _states(name, rng)
@@ -195,11 +260,11 @@ def test_velocity_map_and_its_derivative_match_differences_of_the_closure(name):
 # ----------------------------------------------------------------------------- dynamics
 
 
-@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+@pytest.mark.parametrize("name", ALL)
 def test_reduced_mass_matrix_is_pinocchio_tree_reduced_by_a(name):
     rng = np.random.default_rng(3)
     dyn, states = _states(name, rng)
-    oracle = _pin_tree(dyn, FOUR_BAR if name == "four_bar" else LEG)
+    oracle = _pin_tree(dyn, URDFS[name])
     for y, _ in states:
         q_tree = dyn.full_position(y)
         A, _ = dyn.velocity_map(y)
@@ -208,7 +273,7 @@ def test_reduced_mass_matrix_is_pinocchio_tree_reduced_by_a(name):
         assert_close(dyn.gravity(y), A.T @ oracle.g(q_tree), 1e-10, f"{name} gbar")
 
 
-@pytest.mark.parametrize("name", ["four_bar", "leg"])
+@pytest.mark.parametrize("name", FIXED_BASE)
 def test_christoffel_symbols_are_those_of_the_reduced_metric(name):
     """Gammabar_ijk = 1/2 (dMbar_ij/dy_k + dMbar_ik/dy_j - dMbar_jk/dy_i): y are coordinates."""
     rng = np.random.default_rng(4)
@@ -226,7 +291,7 @@ def test_christoffel_symbols_are_those_of_the_reduced_metric(name):
         assert_close(G, G.transpose(0, 2, 1), 1e-12, f"{name} Gammabar symmetric in j, k")
 
 
-@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+@pytest.mark.parametrize("name", ALL)
 def test_identities_of_the_reduced_system(name):
     rng = np.random.default_rng(5)
     dyn, states = _states(name, rng)
@@ -261,15 +326,22 @@ def _pin_constraint(oracle, loop):
         placements.append((frame.parentJoint, frame.placement * pin.SE3(rot, np.asarray(xyz))))
     (j1, p1), (j2, p2) = placements
     return pin.RigidConstraintModel(
-        pin.ContactType.CONTACT_3D, m, j1, p1, j2, p2, pin.ReferenceFrame.LOCAL
+        pin.ContactType.CONTACT_6D if loop.type == "fixed" else pin.ContactType.CONTACT_3D,
+        m,
+        j1,
+        p1,
+        j2,
+        p2,
+        pin.ReferenceFrame.LOCAL,
     )
 
 
-@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating"])
+# Pinocchio has point (3-D) and weld (6-D) constraints, not a prismatic one
+@pytest.mark.parametrize("name", ["four_bar", "leg", "leg_floating", "welded"])
 def test_accelerations_match_pinocchio_constraint_dynamics(name):
     rng = np.random.default_rng(6)
     dyn, states = _states(name, rng)
-    oracle = _pin_tree(dyn, FOUR_BAR if name == "four_bar" else LEG)
+    oracle = _pin_tree(dyn, URDFS[name])
     m, d = oracle.model, oracle.data
     models = [_pin_constraint(oracle, loop) for loop in dyn.loops]
     datas = [cm.createData() for cm in models]
