@@ -76,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
         help="YAML of geared rotors by joint: {joint: {gear_ratio, inertia: [ixx, iyy, izz, "
         "ixy, ixz, iyz], mass}} (docs/rotors.md)",
     )
+    common.add_argument(
+        "--independent-joints",
+        nargs="+",
+        metavar="JOINT",
+        help="closed loops: the tree joints that are the coordinates (docs/loops.md; default: "
+        "the joints' independent attributes, else the joints of each loop nearest the root)",
+    )
 
     compute = sub.add_parser("compute", parents=[common], help="every term at one state")
     compute.add_argument(
@@ -165,7 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rotors = load_rotors(args.rotors) if args.rotors else None
         dyn = Dynamics.from_urdf(
-            args.urdf, gravity=args.gravity, root_joint=args.root_joint, rotors=rotors
+            args.urdf,
+            gravity=args.gravity,
+            root_joint=args.root_joint,
+            rotors=rotors,
+            independent_joints=args.independent_joints,
         )
         if args.command == "compute":
             return _compute(dyn, args)
@@ -346,9 +357,11 @@ def _bag(args) -> int:
 
 def _random_state(dyn, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Joint angles in [-pi, pi], displacements and base positions in [-0.5, 0.5], random
-    unit quaternions; velocities and accelerations in [-2, 2]."""
+    unit quaternions; velocities and accelerations in [-2, 2].  A closed chain's joints move
+    by at most 0.3 (rad or m) from its neutral assembly, so that it stays assembled."""
     n = dyn.nv
     q = dyn.neutral()
+    closed = bool(dyn.loops)
     for kind, first, nv, iq in dyn.model.joints():
         if nv == 6:  # free flyer: position, then a uniformly random unit quaternion
             q[iq : iq + 3] = rng.uniform(-0.5, 0.5, 3)
@@ -356,6 +369,8 @@ def _random_state(dyn, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             q[iq + 3 : iq + 7] = quat / np.linalg.norm(quat)
         elif nv == 3:  # planar: x, y, theta
             q[iq : iq + 3] = rng.uniform(-0.5, 0.5, 2).tolist() + [rng.uniform(-math.pi, math.pi)]
+        elif closed:
+            q[iq] += rng.uniform(-0.3, 0.3)
         elif dyn.model.joint_types[first] == "prismatic":
             q[iq] = rng.uniform(-0.5, 0.5)
         else:

@@ -91,7 +91,7 @@ class ClosedChain:
 
     # ------------------------------------------------------------------ coordinates
 
-    def _vector(self, x, size: int, name: str) -> np.ndarray:
+    def check_vector(self, x, size: int, name: str) -> np.ndarray:
         try:
             arr = np.array(x, dtype=np.float64, copy=True)
         except (TypeError, ValueError) as exc:
@@ -104,7 +104,7 @@ class ClosedChain:
 
     def _state(self, q):
         """(closed tree configuration, A, factors) at the independent configuration q."""
-        q = self._vector(q, self.nq, "q")
+        q = self.check_vector(q, self.nq, "q")
         full = self._last.copy()
         full[self._q_keep] = q
         full = self.closure.close(full, start=self._last)
@@ -116,13 +116,13 @@ class ClosedChain:
         """The tree configuration (every tree joint, dependent ones included) that closes every
         loop at the independent configuration ``y``, by Newton from ``guess`` (a tree
         configuration; default: the last solution). Later calls start from the result."""
-        y = self._vector(y, self.nq, "y")
+        y = self.check_vector(y, self.nq, "y")
         if guess is None:  # continuation from the last solution
             full = self._last.copy()
             full[self._q_keep] = y
             self._last = self.closure.close(full, start=self._last)
         else:  # Newton from the guess
-            full = self._vector(guess, self.tree.nq, "guess")
+            full = self.check_vector(guess, self.tree.nq, "guess")
             full[self._q_keep] = y
             self._last = self.closure.close(full)
         return self._last.copy()
@@ -132,7 +132,7 @@ class ClosedChain:
 
     def full_velocity(self, v, q=None) -> np.ndarray:
         """A(q) v, at q (default: the last configuration computed)."""
-        v = self._vector(v, self.nv, "qd")
+        v = self.check_vector(v, self.nv, "qd")
         full = self._last if q is None else self._state(q)[0]
         A, _ = self.closure.velocity_map(full)
         return A @ v
@@ -153,7 +153,7 @@ class ClosedChain:
         dt = float(dt)
         if not np.isfinite(dt):
             raise ValueError(f"dt must be finite, got {dt}")
-        v = self._vector(v, self.nv, "v")
+        v = self.check_vector(v, self.nv, "v")
         moved = self.tree_dynamics.integrate(full, A @ v, dt)
         return moved[self._q_keep]
 
@@ -186,7 +186,7 @@ class ClosedChain:
 
     def _rates(self, q, qd):
         full, A, factors = self._state(q)
-        qd = self._vector(qd, self.nv, "qd")
+        qd = self.check_vector(qd, self.nv, "qd")
         dA = self.closure.velocity_map_derivative(full, A, factors)
         return full, A, dA, qd, dA @ qd
 
@@ -235,7 +235,7 @@ class ClosedChain:
     def inverse_dynamics(self, q, qd, qdd, out=None):
         (out,) = self._out(out, [(self.nv,)])
         full, A, _, qd, Adot = self._rates(q, qd)
-        qdd = self._vector(qdd, self.nv, "qdd")
+        qdd = self.check_vector(qdd, self.nv, "qdd")
         out[...] = A.T @ self.tree_dynamics.inverse_dynamics(full, A @ qd, A @ qdd + Adot @ qd)
         self._finite(out)
         return out
@@ -257,7 +257,7 @@ class ClosedChain:
         """Cbar(q, qd) x = A^T (C A x + M Adot x)."""
         (out,) = self._out(out, [(self.nv,)])
         full, A, _, qd, Adot = self._rates(q, qd)
-        x = self._vector(x, self.nv, "x")
+        x = self.check_vector(x, self.nv, "x")
         cx = self.tree_dynamics.coriolis_times(full, A @ qd, A @ x)
         out[...] = A.T @ (cx + self.tree_dynamics.mass_matrix(full) @ (Adot @ x))
         self._finite(out)
@@ -267,8 +267,8 @@ class ClosedChain:
         """Mbar qdd_ref + Cbar(q, qd) qd_ref + gbar."""
         (out,) = self._out(out, [(self.nv,)])
         full, A, _, qd, Adot = self._rates(q, qd)
-        qd_ref = self._vector(qd_ref, self.nv, "qd_ref")
-        qdd_ref = self._vector(qdd_ref, self.nv, "qdd_ref")
+        qd_ref = self.check_vector(qd_ref, self.nv, "qd_ref")
+        qdd_ref = self.check_vector(qdd_ref, self.nv, "qdd_ref")
         tau = self.tree_dynamics.slotine_li(full, A @ qd, A @ qd_ref, A @ qdd_ref + Adot @ qd_ref)
         out[...] = A.T @ tau
         self._finite(out)

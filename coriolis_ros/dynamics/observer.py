@@ -87,7 +87,9 @@ class MomentumObserver:
         self._t: float | None = None
         # A model with coupled joints: p, C^T qd and g from its reduced kernels, then the step.
         # The kernels are loaded (or compiled) now, never on the update path.
-        self._reduced = engine.coupled
+        # A closed-chain model (dyn.closed) likewise, with its own methods.
+        self._closed = self._dyn.closed
+        self._reduced = engine.coupled or self._closed is not None
         if self._reduced:
             self._step = engine.kernels.observer_step
             self._terms = tuple(np.zeros(n) for _ in range(4))  # C qd, C^T qd, p, g
@@ -144,6 +146,8 @@ class MomentumObserver:
         cqd, ctqd, p, g = self._terms
         self._dyn.coriolis_vectors(q, qd, out=(cqd, ctqd, p))  # validates q and qd
         self._dyn.gravity(q, out=g)
+        if self._closed is not None:  # the tree engine's checks have the tree's sizes
+            tau = self._closed.check_vector(tau, self._nv, _NAMES[2])
         try:
             status = self._step(p, ctqd, g, tau, self._state, dt)
         except TypeError:
