@@ -88,6 +88,7 @@ class ClosedChain:
         self.nq, self.nv = len(positions), len(names)
         self.n = tree.nv
         self._last = tree_dynamics.neutral()  # Newton's starting point
+        self._cache = None  # [y, closed q, A, factors of K_z, dA or None] at the last y
 
     # ------------------------------------------------------------------ coordinates
 
@@ -103,14 +104,26 @@ class ClosedChain:
         return arr
 
     def _state(self, q):
-        """(closed tree configuration, A, factors) at the independent configuration q."""
+        """(closed tree configuration, A, factors) at the independent configuration q; the
+        last one is kept, so calls at the same q (C, then g, ...) close the loops once."""
         q = self.check_vector(q, self.nq, "q")
+        cached = self._cache
+        if cached is not None and np.array_equal(cached[0], q):
+            return cached[1], cached[2], cached[3]
         full = self._last.copy()
         full[self._q_keep] = q
         full = self.closure.close(full, start=self._last)
         self._last = full
         A, factors = self.closure.velocity_map(full)
+        self._cache = [q, full, A, factors, None]
         return full, A, factors
+
+    def _derivative(self, full, A, factors) -> np.ndarray:
+        """dA/dy at the cached state (computed once per configuration)."""
+        cached = self._cache
+        if cached[4] is None:
+            cached[4] = self.closure.velocity_map_derivative(full, A, factors)
+        return cached[4]
 
     def close_loops(self, y, guess=None) -> np.ndarray:
         """The tree configuration (every tree joint, dependent ones included) that closes every
@@ -121,13 +134,16 @@ class ClosedChain:
             full = self._last.copy()
             full[self._q_keep] = y
             self._last = self.closure.close(full, start=self._last)
+            self._cache = None
         else:  # Newton from the guess
             full = self.check_vector(guess, self.tree.nq, "guess")
             full[self._q_keep] = y
             self._last = self.closure.close(full)
+            self._cache = None
         return self._last.copy()
 
     def full_position(self, q) -> np.ndarray:
+        """The closed tree configuration at the independent configuration q."""
         return self._state(q)[0].copy()
 
     def full_velocity(self, v, q=None) -> np.ndarray:
@@ -140,12 +156,13 @@ class ClosedChain:
     def velocity_map(self, q):
         """(A, dA/dy) at q: qdot_tree = A ydot, dA[:, j, k] = dA[:, j]/dy_k."""
         full, A, factors = self._state(q)
-        return A, self.closure.velocity_map_derivative(full, A, factors)
+        return A.copy(), self._derivative(full, A, factors).copy()
 
     def neutral(self) -> np.ndarray:
         """The assembly nearest the tree's neutral configuration, in independent coordinates."""
         full = self.closure.close(self.tree_dynamics.neutral())
         self._last = full
+        self._cache = None
         return full[self._q_keep].copy()
 
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
@@ -187,7 +204,7 @@ class ClosedChain:
     def _rates(self, q, qd):
         full, A, factors = self._state(q)
         qd = self.check_vector(qd, self.nv, "qd")
-        dA = self.closure.velocity_map_derivative(full, A, factors)
+        dA = self._derivative(full, A, factors)
         return full, A, dA, qd, dA @ qd
 
     # ------------------------------------------------------------------ algorithms
@@ -210,7 +227,7 @@ class ClosedChain:
         n = self.nv
         (out,) = self._out(out, [(n, n, n)])
         full, A, factors = self._state(q)
-        dA = self.closure.velocity_map_derivative(full, A, factors)
+        dA = self._derivative(full, A, factors)
         G = self.tree_dynamics.christoffel(full, method=method)
         M = self.tree_dynamics.mass_matrix(full)
         out[...] = np.einsum("abc,ai,bj,ck->ijk", G, A, A, A, optimize=True)

@@ -151,25 +151,41 @@ def read_loops(root) -> list[Loop]:
 # ----------------------------------------------------------------------------- kinematics
 
 
-def _cross_motion(v: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """v x m for spatial motion vectors (angular, linear at the world origin)."""
-    w, u = v[:3], v[3:]
-    a, b = m[:3], m[3:]
-    return np.concatenate((np.cross(w, a), np.cross(w, b) + np.cross(u, a)))
-
-
-def _perp(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """x minus its component along the unit vector a."""
-    return x - a * (a @ x)
-
-
 @dataclass
 class _Pose:
-    """World (root-relative) placement of every body and its joint's motion axis S."""
+    """Every body's world rotation R and origin t (the root at the world's origin) and every
+    row's motion axis S (angular, then linear at the origin; zero on the root's rows)."""
 
     R: np.ndarray  # (n, 3, 3)
     t: np.ndarray  # (n, 3)
-    S: np.ndarray  # (n, 6): angular, then linear at the origin; zero on the root's rows
+    S: np.ndarray  # (n, 6)
+
+
+def _kernels():
+    """The compiled loop kernels, frozen to one signature each (compiled or loaded once)."""
+    from numba import types
+
+    from .kernel_table import compile_frozen
+    from .kernels import loop_closure as lc
+
+    i1, i2 = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+    f1, f2, f3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
+    b3 = types.Array(types.boolean, 3, "C")
+    f8, i8 = types.float64, types.int64
+    return {
+        "placements": compile_frozen(lc.placements, (i2, f2, f1, f3, f2, f2), types.none),
+        "residual": compile_frozen(lc.residual, (i2, f2, i2, f2, f1, f3, f2, f2, f1), f8),
+        "jacobian": compile_frozen(lc.jacobian, (i2, i2, f2, b3, f3, f2, f2, i1, f2), types.none),
+        "jacobian_rate": compile_frozen(
+            lc.jacobian_rate, (i2, i2, f2, f3, f2, f2, f1, f1, f2, f1), types.none
+        ),
+        "newton": compile_frozen(
+            lc.newton, (i2, f2, i2, f2, b3, f1, i1, f8, i8, f8, f8, f3, f2, f2, f1, f1), i8
+        ),
+    }
+
+
+_KERNELS: dict = {}
 
 
 class LoopClosure:
@@ -201,6 +217,7 @@ class LoopClosure:
             for link, row, pose in tree.link_frames
         }
         self._ends = []  # per loop: (pred row, R_P in body, t_P in body, succ ...)
+        self._anc = []  # per loop: (rows above P's body, rows above S's body)
         rows_in_loops: set[int] = set()
         for loop in self.loops:
             where = f"/robot/loop[@name='{loop.name}']"
@@ -227,9 +244,11 @@ class LoopClosure:
                 )
             rows_in_loops |= path
             self._ends.append(tuple(ends))
+            self._anc.append((self._path(ends[0][0]), self._path(ends[1][0])))
         self.loop_rows = np.array(sorted(rows_in_loops), dtype=np.int64)
         self._axes = [np.array(loop.axis) for loop in self.loops]
         self.m = 6 * len(self.loops)
+        self._pack(multi)
         self.dependent = self._choose_dependent(independent, flags or {})
         keep = np.ones(n, dtype=bool)
         keep[self.dependent] = False
@@ -251,7 +270,7 @@ class LoopClosure:
         for i in self._root_rows:  # unit quaternion of a free root (its pose is not used)
             if self._type[i] == FREE:
                 q0[self._qi[i] + 6] = 1.0
-        K = self.constraint_jacobian(q0)[:, self.loop_rows]
+        K = self.constraint_jacobian(q0, cols=self.loop_rows)
         rank = self._rank(K)
         if independent is not None:
             independent = list(independent)
@@ -291,168 +310,98 @@ class LoopClosure:
 
     # ------------------------------------------------------------------ kinematics
 
-    def placements(self, q: np.ndarray) -> _Pose:
-        """Every body's world rotation and origin with the root at the world's origin, and
-        every row's motion axis S (spatial, world coordinates; zero on the root's rows)."""
-        n = self.tree.nv
-        R = np.empty((n, 3, 3))
-        t = np.empty((n, 3))
-        S = np.zeros((n, 6))
-        for i in range(n):
-            p = self._parent[i]
-            if self._type[i] in (FREE, PLANAR):  # a root row (others are refused)
-                R[i] = np.eye(3)
-                t[i] = 0.0
-                continue
-            Rp, tp = (np.eye(3), np.zeros(3)) if p < 0 else (R[p], t[p])
-            Rj = Rp @ self._Rpj[i]
-            o = tp + Rp @ self._tpj[i]
-            a = Rj[:, 2]
-            x = q[self._qi[i]]
-            if self._type[i] == PRISMATIC:
-                R[i] = Rj
-                t[i] = o + a * x
-                S[i, 3:] = a
-            else:
-                c, s = math.cos(x), math.sin(x)
-                R[i] = Rj @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-                t[i] = o
-                S[i, :3] = a
-                S[i, 3:] = np.cross(o, a)
-        return _Pose(R, t, S)
+    def _pack(self, multi: np.ndarray) -> None:
+        """The arrays the compiled kernels read (:mod:`.kernels.loop_closure`), and their
+        workspace."""
+        from .kernels import loop_closure as lc
 
-    def _frame(self, pose: _Pose, row: int, r_b, t_b):
-        if row < 0:
-            return r_b, t_b
-        return pose.R[row] @ r_b, pose.t[row] + pose.R[row] @ t_b
-
-    def _twists(self, pose: _Pose, w: np.ndarray) -> np.ndarray:
-        """Each body's twist (n, 6) under joint velocity w."""
-        V = np.empty((self.tree.nv, 6))
-        for i in range(self.tree.nv):
-            p = self._parent[i]
-            V[i] = (0.0 if p < 0 else V[p]) + pose.S[i] * w[i]
-        return V
-
-    def _twist_rates(self, pose: _Pose, Vu: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """D_u of each body's twist under a fixed w: sum over its joints of (V_parent(u) x S_j)
-        w_j (the axis of joint j turns with its parent body)."""
-        D = np.empty((self.tree.nv, 6))
-        for i in range(self.tree.nv):
-            p = self._parent[i]
-            if p < 0:
-                D[i] = 0.0
-            else:
-                D[i] = D[p] + _cross_motion(Vu[p], pose.S[i]) * w[i]
-        return D
-
-    def residual(self, q: np.ndarray, pose: _Pose | None = None) -> np.ndarray:
-        """phi(q) (6 per loop): zero when every loop is closed."""
-        pose = self.placements(q) if pose is None else pose
-        out = np.zeros(self.m)
+        n, L = self.tree.nv, len(self.loops)
+        kind = np.where(multi, lc.ROW_ROOT, np.where(self._type == PRISMATIC, 1, 0))
+        self._tree_i = np.ascontiguousarray(np.stack([self._parent, kind, self._qi], axis=1))
+        self._tree_f = np.ascontiguousarray(
+            np.concatenate([self._Rpj.reshape(n, 9), self._tpj], axis=1)
+        )
+        kinds = {"revolute": lc.LOOP_REVOLUTE, "continuous": lc.LOOP_REVOLUTE,
+                 "prismatic": lc.LOOP_PRISMATIC, "fixed": lc.LOOP_FIXED}  # fmt: skip
+        self._loop_i = np.zeros((L, 3), dtype=np.int64)
+        self._loop_f = np.zeros((L, 27))
+        self._anc_mask = np.zeros((L, 2, n), dtype=bool)
         for k, loop in enumerate(self.loops):
             (bp, rp, tp), (bs, rs, ts) = self._ends[k]
-            RP, pP = self._frame(pose, bp, rp, tp)
-            RS, pS = self._frame(pose, bs, rs, ts)
-            a = self._axes[k]
-            d = pS - pP
-            if loop.type in ("revolute", "continuous"):
-                out[6 * k : 6 * k + 3] = d
-                out[6 * k + 3 : 6 * k + 6] = np.cross(RP @ a, RS @ a)
-            else:
-                aP = RP @ a
-                out[6 * k : 6 * k + 3] = _perp(aP, d) if loop.type == "prismatic" else d
-                out[6 * k + 3 : 6 * k + 6] = 0.5 * (
-                    np.cross(RP[:, 0], RS[:, 0])
-                    + np.cross(RP[:, 1], RS[:, 1])
-                    + np.cross(RP[:, 2], RS[:, 2])
-                )
-        return out
+            self._loop_i[k] = kinds[loop.type], bp, bs
+            self._loop_f[k] = np.concatenate(
+                [rp.reshape(-1), tp, rs.reshape(-1), ts, self._axes[k]]
+            )
+            for side, rows in enumerate(self._anc[k]):
+                self._anc_mask[k, side, sorted(rows)] = True
+        self._pose = _Pose(np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)))
+        self._r = np.zeros(self.m)
+        self._info = np.zeros(1)
+        self._Vu = np.zeros((n, 6))
+        self._rate = np.zeros(self.m)
+        self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
-    def _loop_rows(self, k, pose, V, D=None, Vu=None):
-        """K w (6) of loop k from the body twists V under w; with D (the twists' rates under
-        u) and Vu (the twists under u), D_u (K w) instead."""
-        loop = self.loops[k]
-        (bp, rp, tp), (bs, rs, ts) = self._ends[k]
-        RP, pP = self._frame(pose, bp, rp, tp)
-        RS, pS = self._frame(pose, bs, rs, ts)
-        aP = RP @ self._axes[k]
-        zero = np.zeros(6)
+    @property
+    def _k(self) -> dict:
+        if not _KERNELS:
+            _KERNELS.update(_kernels())
+        return _KERNELS
 
-        def point(b, p, X):  # velocity of the point p of body b for twists X
-            v = zero if b < 0 else X[b]
-            return v[3:] + np.cross(v[:3], p)
+    def placements(self, q: np.ndarray) -> _Pose:
+        """Every body's placement and motion axis at q (in this closure's workspace: the next
+        call overwrites it)."""
+        pose = self._pose
+        self._k["placements"](self._tree_i, self._tree_f, q, pose.R, pose.t, pose.S)
+        return pose
 
-        def omega(b, X):
-            return zero[:3] if b < 0 else X[b][:3]
-
-        v_rel = point(bs, pS, V) - point(bp, pP, V)
-        w_rel = omega(bs, V) - omega(bp, V)
-        if D is None:
-            if loop.type in ("revolute", "continuous"):
-                return np.concatenate((v_rel, _perp(aP, w_rel)))
-            if loop.type == "prismatic":
-                x = v_rel - np.cross(omega(bp, V), pS - pP)
-                return np.concatenate((_perp(aP, x), w_rel))
-            return np.concatenate((v_rel, w_rel))
-        # derivatives along u: points move with their bodies, axes turn with them
-        pS_dot, pP_dot = point(bs, pS, Vu), point(bp, pP, Vu)
-        dv_rel = (
-            point(bs, pS, D)
-            + np.cross(omega(bs, V), pS_dot)
-            - point(bp, pP, D)
-            - np.cross(omega(bp, V), pP_dot)
+    def residual(self, q: np.ndarray) -> np.ndarray:
+        """phi(q) (6 per loop): zero when every loop is closed (a new array)."""
+        pose, r = self._pose, np.zeros(self.m)
+        self._k["residual"](
+            self._tree_i, self._tree_f, self._loop_i, self._loop_f, q, pose.R, pose.t, pose.S, r
         )
-        dw_rel = omega(bs, D) - omega(bp, D)
-        a_dot = np.cross(omega(bp, Vu), aP)
-        if loop.type in ("revolute", "continuous"):
-            dperp = _perp(aP, dw_rel) - (a_dot * (aP @ w_rel) + aP * (a_dot @ w_rel))
-            return np.concatenate((dv_rel, dperp))
-        if loop.type == "prismatic":
-            x = v_rel - np.cross(omega(bp, V), pS - pP)
-            dx = dv_rel - np.cross(omega(bp, D), pS - pP) - np.cross(omega(bp, V), pS_dot - pP_dot)
-            dperp = _perp(aP, dx) - (a_dot * (aP @ x) + aP * (a_dot @ x))
-            return np.concatenate((dperp, dw_rel))
-        return np.concatenate((dv_rel, dw_rel))
+        return r
 
-    def constraint_jacobian(self, q: np.ndarray, pose: _Pose | None = None) -> np.ndarray:
-        """K(q) (6 per loop, nv): K qdot = 0 along every motion that keeps the loops closed."""
-        pose = self.placements(q) if pose is None else pose
-        n = self.tree.nv
-        K = np.zeros((self.m, n))
-        e = np.zeros(n)
-        for j in range(n):
-            if not pose.S[j].any():
-                continue
-            e[j] = 1.0
-            V = self._twists(pose, e)
-            for k in range(len(self.loops)):
-                K[6 * k : 6 * k + 6, j] = self._loop_rows(k, pose, V)
-            e[j] = 0.0
+    def constraint_jacobian(self, q: np.ndarray, cols=None, placed: bool = False) -> np.ndarray:
+        """K(q) (6 per loop, nv): K qdot = 0 along every motion that keeps the loops closed.
+        With ``cols`` (tree rows), only those columns; ``placed``: the workspace already holds
+        the placements at q.
+
+        Column j is the loops' relative motion when joint j alone turns at unit speed; a joint
+        above both of a loop's frames moves that loop rigidly, and its column is zero."""
+        if not placed:
+            self.placements(q)
+        cols = np.arange(self.tree.nv) if cols is None else np.asarray(cols, dtype=np.int64)
+        K = np.zeros((self.m, cols.size))
+        pose = self._pose
+        self._k["jacobian"](
+            self._tree_i, self._loop_i, self._loop_f, self._anc_mask, pose.R, pose.t, pose.S,
+            np.ascontiguousarray(cols), K,
+        )  # fmt: skip
         return K
 
-    def constraint_jacobian_derivative(self, q, u, w, pose: _Pose | None = None) -> np.ndarray:
+    def constraint_jacobian_derivative(self, q, u, w, placed: bool = False) -> np.ndarray:
         """D_u (K(q) w): the derivative of K w along the direction u of q, w held fixed."""
-        pose = self.placements(q) if pose is None else pose
-        Vu = self._twists(pose, u)
-        Vw = self._twists(pose, w)
-        D = self._twist_rates(pose, Vu, w)
-        return (
-            np.concatenate([self._loop_rows(k, pose, Vw, D, Vu) for k in range(len(self.loops))])
-            if self.loops
-            else np.zeros(0)
-        )
+        if not placed:
+            self.placements(q)
+        pose, out = self._pose, np.zeros(self.m)
+        self._k["jacobian_rate"](
+            self._tree_i, self._loop_i, self._loop_f, pose.R, pose.t, pose.S,
+            np.ascontiguousarray(u, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64),
+            self._Vu, out,
+        )  # fmt: skip
+        return out
 
     # ------------------------------------------------------------------ closure and A(q)
 
     def close(self, q: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
         """q with its dependent joints moved so that every loop closes (a new array).
 
-        Newton on the dependent joints, from their values in q; with ``start`` (a closed
-        configuration, e.g. the previous call's), by continuation from it: the independent
-        joints of the loops move from ``start``'s values to q's in steps of at most
-        ``MAX_STEP``, each step closed by Newton from the last, so the solution stays on the
-        assembly branch of ``start``. ValueError naming the loop that does not close."""
+        Damped Newton on the dependent joints, from their values in q; with ``start`` (a
+        closed configuration, e.g. the previous call's), by continuation from it: the
+        independent joints of the loops move from ``start``'s values to q's in steps of at
+        most ``MAX_STEP``, each closed by Newton from the last, so the solution stays on the
+        assembly branch of ``start``.  ValueError naming the loop that does not close."""
         q = np.array(q, dtype=np.float64)
         if start is None:
             return self._newton(q)
@@ -468,53 +417,31 @@ class LoopClosure:
         return current
 
     def _newton(self, q: np.ndarray) -> np.ndarray:
-        cols = self._qi[self.dependent]
-        scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
-        tol = CLOSURE_TOL * scale
-        r = np.zeros(self.m)
-        for _ in range(MAX_NEWTON_STEPS + 1):
-            pose = self.placements(q)
-            r = self.residual(q, pose)
-            if not np.all(np.isfinite(r)):
-                break
-            size = float(np.max(np.abs(r), initial=0.0))
-            if size <= tol:
-                self._check_branch(pose)
-                return self._polish(q, size)
-            Kz = self.constraint_jacobian(q, pose)[:, self.dependent]
-            # least squares cut at RANK_RTOL: an iterate may pass a dead point on its way
-            step = np.linalg.lstsq(Kz, r, rcond=RANK_RTOL)[0]
-            # damped: at most MAX_STEP per joint, halved until the residual shrinks, so Newton
-            # stays on the assembly branch nearest the guess instead of jumping across
-            step *= min(1.0, MAX_STEP / max(float(np.max(np.abs(step))), 1e-300))
-            for _ in range(30):
-                trial = q.copy()
-                trial[cols] -= step
-                if np.max(np.abs(self.residual(trial))) < size:
-                    break
-                step *= 0.5
-            q = trial
-        worst = int(np.argmax(np.abs(np.nan_to_num(r, nan=np.inf)).reshape(-1, 6).max(axis=1)))
-        raise ValueError(
-            f"loop '{self.loops[worst].name}' does not close from the starting guess: residual "
-            f"{np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after {MAX_NEWTON_STEPS} Newton "
-            "steps (no assembly of the mechanism near the guess at these independent positions)"
-        )
+        """Newton in :func:`.kernels.loop_closure.newton`; q is modified and returned."""
+        from .kernels.loop_closure import CLOSED
 
-    def _polish(self, q: np.ndarray, size: float) -> np.ndarray:
-        """Up to two more plain Newton steps, kept while they shrink the residual: the closure
-        is then exact to rounding (differences of it with steps of 1e-6 stay accurate)."""
-        cols = self._qi[self.dependent]
-        for _ in range(2):
-            pose = self.placements(q)
-            Kz = self.constraint_jacobian(q, pose)[:, self.dependent]
-            trial = q.copy()
-            trial[cols] -= np.linalg.lstsq(Kz, self.residual(q, pose), rcond=RANK_RTOL)[0]
-            new = float(np.max(np.abs(self.residual(trial))))
-            if not new < size:
-                break
-            q, size = trial, new
+        pose, r = self._pose, self._r
+        status = self._k["newton"](
+            self._tree_i, self._tree_f, self._loop_i, self._loop_f, self._anc_mask, q,
+            self.dependent, CLOSURE_TOL * self._scale, MAX_NEWTON_STEPS, MAX_STEP, RANK_RTOL,
+            pose.R, pose.t, pose.S, r, self._info,
+        )  # fmt: skip
+        if status != CLOSED:
+            worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))
+            raise ValueError(
+                f"loop '{self.loops[worst].name}' does not close from the starting guess: "
+                f"residual {np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after "
+                f"{MAX_NEWTON_STEPS} Newton steps (no assembly of the mechanism near the guess "
+                "at these independent positions)"
+            )
+        self._check_branch(pose)
         return q
+
+    @staticmethod
+    def _frame(pose: _Pose, row: int, r_b, t_b):
+        if row < 0:
+            return r_b, t_b
+        return pose.R[row] @ r_b, pose.t[row] + pose.R[row] @ t_b
 
     def _check_branch(self, pose: _Pose) -> None:
         """The residual also vanishes with the axes opposite (revolute) or P and S turned by
@@ -544,25 +471,28 @@ class LoopClosure:
                 f"{s[0]:.3g}); the mechanism is at a dead point"
             )
 
-    def velocity_map(self, q: np.ndarray, pose: _Pose | None = None):
+    def velocity_map(self, q: np.ndarray):
         """(A, factors) at a closed q: qdot = A ydot (nv, ny), and the factorization of K_z
         that :meth:`velocity_map_derivative` reuses."""
-        pose = self.placements(q) if pose is None else pose
+        self.placements(q)
         n, ny = self.tree.nv, self.independent.size
-        K = self.constraint_jacobian(q, pose)
-        Kz = K[:, self.dependent]
+        Kz = self.constraint_jacobian(q, self.dependent, placed=True)
         self._check_rank(Kz, "computing A")
         Q, R = np.linalg.qr(Kz)
         A = np.zeros((n, ny))
         A[self.independent, np.arange(ny)] = 1.0
-        A[self.dependent] = -np.linalg.solve(R, Q.T @ K[:, self.independent])
-        return A, (Q, R, pose)
+        # the independent joints outside the loops have zero columns in K
+        cols = np.flatnonzero(np.isin(self.independent, self.loop_rows))
+        Ky = self.constraint_jacobian(q, self.independent[cols], placed=True)
+        A[np.ix_(self.dependent, cols)] = -np.linalg.solve(R, Q.T @ Ky)
+        return A, (Q, R)
 
     def velocity_map_derivative(self, q: np.ndarray, A: np.ndarray, factors) -> np.ndarray:
         """dA (nv, ny, ny): dA[:, j, k] = dA[:, j] / dy_k, from d/dy_k (K A) = 0:
         (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for the dependent rows (the independent rows
         of A are constant). Zero outside the loops' independent joints."""
-        Q, R, pose = factors
+        Q, R = factors
+        self.placements(q)
         n, ny = A.shape
         dA = np.zeros((n, ny, ny))
         in_loops = np.isin(self.independent, self.loop_rows)
@@ -572,6 +502,6 @@ class LoopClosure:
                 if j < k:
                     dA[:, j, k] = dA[:, k, j]  # d2q / dy_j dy_k is symmetric
                     continue
-                b = self.constraint_jacobian_derivative(q, A[:, k], A[:, j], pose)
+                b = self.constraint_jacobian_derivative(q, A[:, k], A[:, j], placed=True)
                 dA[self.dependent, j, k] = -np.linalg.solve(R, Q.T @ b)
         return dA
