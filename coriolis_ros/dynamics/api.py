@@ -326,6 +326,10 @@ class Dynamics:
         ``getFrameJacobianTimeVariation``."""
         return self._frame_algorithms.jacobian_dot(q, qd, frame, reference, out)
 
+    def frame_jacobians(self, q, qd, frame: str, reference: str = "local_world_aligned", out=None):
+        """(J, Jdot) of :meth:`frame_jacobian` and :meth:`frame_jacobian_dot` in one pass."""
+        return self._frame_algorithms.jacobians(q, qd, frame, reference, out)
+
     def frame_acceleration_bias(
         self, q, qd, frame: str, reference: str = "local_world_aligned", out=None
     ):
@@ -370,6 +374,7 @@ class Dynamics:
         self.frame_placement(q, frame)
         self.frame_jacobian(q, frame)
         self.frame_jacobian_dot(q, v, frame)
+        self.frame_jacobians(q, v, frame)
         self.frame_acceleration_bias(q, v, frame)
         with contextlib.suppress(ValueError):  # compiled before any singular M is found
             self.task_space(q, v, frame, rows=(0,), damping=1.0)

@@ -10,6 +10,7 @@ status codes turned into ``ValueError``s naming the frame.  The kernels are
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,7 +58,7 @@ class FrameAlgorithms:
             pass
         if not isinstance(frame, str):
             raise ValueError(f"frame must be a link name (str), got {type(frame).__name__}")
-        near = [n for n in self.names if frame.lower() in n.lower() or n.lower() in frame.lower()]
+        near = difflib.get_close_matches(frame, self.names, n=5, cutoff=0.6)
         hint = f"; similar: {', '.join(repr(n) for n in near[:5])}" if near else ""
         raise ValueError(
             f"unknown frame '{frame}': frames are the URDF's links ({len(self.names)}: "
@@ -120,7 +121,10 @@ class FrameAlgorithms:
         return out
 
     def jacobian(self, q, frame, reference, out=None):
-        f, ref = self.frame(frame), self.reference(reference)
+        try:
+            f, ref = self._index[frame], REFERENCES[reference]
+        except (KeyError, TypeError):
+            f, ref = self.frame(frame), self.reference(reference)
         if out is None:
             out = np.empty((6, self._nv))
         kernel = self._k.frame_jacobian
@@ -134,7 +138,10 @@ class FrameAlgorithms:
         return out
 
     def jacobian_dot(self, q, qd, frame, reference, out=None):
-        f, ref = self.frame(frame), self.reference(reference)
+        try:
+            f, ref = self._index[frame], REFERENCES[reference]
+        except (KeyError, TypeError):
+            f, ref = self.frame(frame), self.reference(reference)
         if out is None:
             out = np.empty((6, self._nv))
         kernel = self._k.frame_jacobian_dot
@@ -147,8 +154,32 @@ class FrameAlgorithms:
             self._e.fail(status, (q, qd), (out,))
         return out
 
+    def jacobians(self, q, qd, frame, reference, out=None):
+        try:
+            f, ref = self._index[frame], REFERENCES[reference]
+        except (KeyError, TypeError):
+            f, ref = self.frame(frame), self.reference(reference)
+        if out is None:
+            out = (np.empty((6, self._nv)), np.empty((6, self._nv)))
+        try:
+            jac, jdot = out
+        except (TypeError, ValueError):
+            raise ValueError("out must be a tuple of 2 arrays (J, Jdot)") from None
+        kernel = self._k.frame_jacobians
+        try:
+            status = kernel(self._mf, self._fm, f, ref, q, qd, self._ws, jac, jdot)
+        except TypeError:
+            args = [self._mf, self._fm, f, ref, q, qd, self._ws, jac, jdot]
+            status = self._e.retry(kernel, args, (4, 5), out)
+        if status:
+            self._e.fail(status, (q, qd), out)
+        return out
+
     def bias(self, q, qd, frame, reference, out=None):
-        f, ref = self.frame(frame), self.reference(reference)
+        try:
+            f, ref = self._index[frame], REFERENCES[reference]
+        except (KeyError, TypeError):
+            f, ref = self.frame(frame), self.reference(reference)
         if out is None:
             out = np.empty(6)
         kernel = self._k.frame_bias
@@ -164,7 +195,10 @@ class FrameAlgorithms:
     # ------------------------------------------------------------------ task space
 
     def task_space(self, q, qd, frame, reference, rows, damping, out=None):
-        f, ref = self.frame(frame), self.reference(reference)
+        try:
+            f, ref = self._index[frame], REFERENCES[reference]
+        except (KeyError, TypeError):
+            f, ref = self.frame(frame), self.reference(reference)
         values, code = self.rows(rows)
         try:
             damping = float(damping)

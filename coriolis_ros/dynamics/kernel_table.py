@@ -38,7 +38,12 @@ from .kernels.frame_jacobian import (
     reduced_frame_jacobian,
     reduced_frame_placement,
 )
-from .kernels.frame_jacobian_dot import frame_jacobian_dot, reduced_frame_jacobian_dot
+from .kernels.frame_jacobian_dot import (
+    frame_jacobian_dot,
+    frame_jacobians,
+    reduced_frame_jacobian_dot,
+    reduced_frame_jacobians,
+)
 from .kernels.kinematics import check_position
 from .kernels.momentum_observer import observer_step, observer_update
 from .kernels.rnea import generalized_gravity, inverse_dynamics
@@ -74,6 +79,7 @@ ARGUMENTS = {
     "frame_placement": (RF2, RF2, I64, F1, F2, F2),  # mf, fm, f, q, ws, T
     "frame_jacobian": (RF2, RF2, I64, I64, F1, F2, F2),  # mf, fm, f, ref, q, ws, J
     "frame_jacobian_dot": (RF2, RF2, I64, I64, F1, F1, F2, F2),  # mf, fm, f, ref, q, qd, ws, Jdot
+    "frame_jacobians": (RF2, RF2, I64, I64, F1, F1, F2, F2, F2),  # ..., ws, J, Jdot
     "frame_bias": (RF2, RF2, I64, I64, F1, F1, F2, F1),  # mf, fm, f, ref, q, qd, ws, Jdot qd
     # mf, fm, f, ref, rows, damping, q, qd, ws, task scratch, Lambda, mu, J, Jdot
     "task_space": (RF2, RF2, I64, I64, I64, types.float64, F1, F1, F2, F1, F2, F2, F2, F2),
@@ -150,6 +156,7 @@ TREE = KernelTable(
         "frame_placement": frame_placement,
         "frame_jacobian": frame_jacobian,
         "frame_jacobian_dot": frame_jacobian_dot,
+        "frame_jacobians": frame_jacobians,
         "frame_bias": frame_bias,
         "task_space": task_space,
         **_SHARED,
@@ -171,6 +178,7 @@ COUPLED = KernelTable(
         "frame_placement": reduced_frame_placement,
         "frame_jacobian": reduced_frame_jacobian,
         "frame_jacobian_dot": reduced_frame_jacobian_dot,
+        "frame_jacobians": reduced_frame_jacobians,
         "frame_bias": reduced_frame_bias,
         "task_space": reduced_task_space,
         **_SHARED,

@@ -58,6 +58,13 @@ def frame_ok(mf, fm, ws, f, ref):
     return int(fm[f, FM_BODY]) < mf.shape[0]
 
 
+@kernel
+def apart(a, b):
+    """True if the two arrays' memory ranges do not overlap."""
+    pa, pb = a.ctypes.data, b.ctypes.data
+    return pa + a.nbytes <= pb or pb + b.nbytes <= pa
+
+
 @body_step
 def place_path(mf, q, qd, ws, b, moving):
     """Place (and with ``moving`` set in motion) the rows from the world down to row b.

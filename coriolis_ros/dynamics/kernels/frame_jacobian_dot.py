@@ -18,15 +18,17 @@ from .coordinate_change import vector
 from .frame_jacobian import (
     BAD_FRAME,
     LOCAL,
+    apart,
     WORLD,
     frame_ok,
     frame_pose,
+    jacobian_columns,
     place_path,
     put_column,
     transpose_times,
     zero,
 )
-from .kinematics import SIZE_OUT, check_inputs
+from .kinematics import OVERLAP, SIZE_OUT, check_inputs
 from .spatial import WS_S, WS_SD, WS_V, body_step, cross, kernel, view_kernel
 
 
@@ -103,5 +105,52 @@ def reduced_frame_jacobian_dot(mf, fm, f, ref, qbar, qdbar, ws, Jd):
     if status:
         return status
     place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    jacobian_dot_columns(mf, fm, f, ref, ws, Jd, xw, a)
+    return 0
+
+
+@kernel
+def frame_jacobians(mf, fm, f, ref, q, qd, ws, J, Jd):
+    """J and Jdot (6 x n each) of frame f at (q, qd), one pass over its path."""
+    if not frame_ok(mf, fm, ws, f, ref):
+        return BAD_FRAME
+    status = check_inputs(mf, ws, q, qd, qd)
+    if status:
+        return status
+    n = mf.shape[0]
+    if J.shape[0] != 6 or J.shape[1] != n or Jd.shape[0] != 6 or Jd.shape[1] != n:
+        return SIZE_OUT
+    if not apart(J, Jd):
+        return OVERLAP
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    jacobian_columns(mf, fm, f, ref, ws, J, q, -1)
+    jacobian_dot_columns(mf, fm, f, ref, ws, Jd, q, -1)
+    return 0
+
+
+@view_kernel
+def reduced_frame_jacobians(mf, fm, f, ref, qbar, qdbar, ws, J, Jd):
+    """Jbar = J A and Jdotbar = Jdot A at (phi(qbar), A qbardot)."""
+    n = mf.shape[0]
+    if not frame_ok(mf, fm, ws, f, ref):
+        return BAD_FRAME
+    xw = ws[n:].reshape(-1)
+    status = check_reduced(mf, xw, qbar, qdbar, qdbar)
+    if status:
+        return status
+    n, nq, nvbar, _ = layout(mf, xw)
+    if J.shape[0] != 6 or J.shape[1] != nvbar or Jd.shape[0] != 6 or Jd.shape[1] != nvbar:
+        return SIZE_OUT
+    if not apart(J, Jd):
+        return OVERLAP
+    a, p, oq, v, _, _ = offsets(n, nq)
+    q, qd = xw[oq : oq + nq], vector(xw, v, n, 0)
+    expand_position(xw, p, nq, qbar, q)
+    expand_velocity(xw, a, n, qdbar, qd)
+    status = check_inputs(mf, ws, q, qd, qd)
+    if status:
+        return status
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    jacobian_columns(mf, fm, f, ref, ws, J, xw, a)
     jacobian_dot_columns(mf, fm, f, ref, ws, Jd, xw, a)
     return 0

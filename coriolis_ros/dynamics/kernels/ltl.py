@@ -7,9 +7,12 @@ for j an ancestor of i (or j = i).  The factorization walks, for each row k from
 tips down, only k's ancestors: O(sum of squared depths) instead of O(n^3), and no
 fill-in.  Each solve with L or L^T is O(sum of depths).
 
-``lam(mf, i, dense)`` is the parent used: the tree's (``dense`` false), or i - 1, for
-which the same loops are the dense factorization (independent coordinates of coupled
-joints, whose reduced M does not keep the tree's pattern).
+The ancestors of every row are listed first (:func:`ancestors`, nearest first), so that
+the loops read independent indices instead of chasing parents; the ancestors of an
+ancestor i of k are the entries after i in k's list, which is what Table 6.3's inner
+loop walks.  ``dense`` lists every j < i instead (parent i - 1): the same loops are then
+the dense factorization, for the independent coordinates of coupled joints, whose
+reduced M does not keep the tree's pattern.
 """
 
 import math
@@ -22,13 +25,25 @@ MASS_RCOND = 1e-14
 
 
 @body_step
-def lam(mf, i, dense):
-    return i - 1 if dense else int(mf[i, MF_PARENT])
+def ancestors(mf, dense, n, anc):
+    """anc[i, 0] = the number d_i of ancestors of row i, anc[i, 1:1 + d_i] = them, nearest
+    first (anc: n x (n + 1))."""
+    for i in range(n):
+        p = i - 1 if dense else int(mf[i, MF_PARENT])
+        if p < 0:
+            anc[i, 0] = 0.0
+            continue
+        d = int(anc[p, 0])
+        anc[i, 1] = p
+        for t in range(d):
+            anc[i, 2 + t] = anc[p, 1 + t]
+        anc[i, 0] = d + 1
 
 
 @body_step
-def ltl(mf, dense, H):
-    """Factor H = L^T L in place (L in the lower triangle, ancestors' columns only).
+def ltl(H, anc):
+    """Factor H = L^T L in place (L in the lower triangle, ancestors' columns only), with
+    the ancestor lists of :func:`ancestors`.
 
     Returns False if a pivot is not above MASS_RCOND times H's largest diagonal entry.
     """
@@ -42,40 +57,36 @@ def ltl(mf, dense, H):
             return False
         a = math.sqrt(H[k, k])
         H[k, k] = a
-        i = lam(mf, k, dense)
-        while i >= 0:
-            H[k, i] /= a
-            i = lam(mf, i, dense)
-        i = lam(mf, k, dense)
-        while i >= 0:
-            j = i
+        d = int(anc[k, 0])
+        for t in range(d):
+            H[k, int(anc[k, 1 + t])] /= a
+        for t in range(d):  # H_ij -= H_ki H_kj for i an ancestor of k, j = i or i's ancestor
+            i = int(anc[k, 1 + t])
             hki = H[k, i]
-            while j >= 0:
+            H[i, i] -= hki * hki
+            for s in range(t + 1, d):
+                j = int(anc[k, 1 + s])
                 H[i, j] -= hki * H[k, j]
-                j = lam(mf, j, dense)
-            i = lam(mf, i, dense)
     return True
 
 
 @body_step
-def solve_lt(mf, dense, L, x):
+def solve_lt(anc, L, x):
     """x <- L^-T x (back-substitution, tips first)."""
     for i in range(L.shape[0] - 1, -1, -1):
         xi = x[i] / L[i, i]
         x[i] = xi
-        j = lam(mf, i, dense)
-        while j >= 0:
+        for t in range(int(anc[i, 0])):
+            j = int(anc[i, 1 + t])
             x[j] -= L[i, j] * xi
-            j = lam(mf, j, dense)
 
 
 @body_step
-def solve_l(mf, dense, L, x):
+def solve_l(anc, L, x):
     """x <- L^-1 x (forward substitution, base first)."""
     for i in range(L.shape[0]):
         s = x[i]
-        j = lam(mf, i, dense)
-        while j >= 0:
+        for t in range(int(anc[i, 0])):
+            j = int(anc[i, 1 + t])
             s -= L[i, j] * x[j]
-            j = lam(mf, j, dense)
         x[i] = s / L[i, i]

@@ -30,10 +30,10 @@ from ..model import FM_BODY
 from .coordinate_change import expand_position, expand_velocity, layout, offsets, vector
 from .coordinate_change import reduced_coriolis
 from .coriolis_matrix import coriolis_matrix
-from .frame_jacobian import BAD_FRAME, frame_ok, jacobian_columns, place_path
+from .frame_jacobian import BAD_FRAME, apart, frame_ok, jacobian_columns, place_path
 from .frame_jacobian_dot import jacobian_dot_columns
-from .kinematics import SIZE_OUT, SIZE_WS, check_inputs
-from .ltl import ltl, solve_l, solve_lt
+from .kinematics import OVERLAP, SIZE_OUT, SIZE_WS, check_inputs
+from .ltl import ancestors, ltl, solve_l, solve_lt
 from .spatial import body_step, kernel, long_view_kernel
 
 SINGULAR_MASS = 41  # M is not positive definite (a massless subtree)
@@ -46,8 +46,9 @@ TASK_RCOND = 1e-12
 @kernel
 def task_ws_size(n):
     """Length of the scratch of a task on n coordinates: M, Mdot, C, the frame's J and
-    Jdot (6 x n), Y^T, Z^T, (C Z)^T (6 x n) and three 6 x 6 blocks."""
-    return 3 * n * n + 30 * n + 108
+    Jdot (6 x n), Y^T, Z^T, (C Z)^T (6 x n), two 6 x 6 blocks and the ancestor lists
+    (n x (n + 1), :func:`.ltl.ancestors`)."""
+    return 3 * n * n + 30 * n + 72 + n * (n + 1)
 
 
 @kernel
@@ -75,19 +76,21 @@ def task_terms(mf, dense, rows, m, damping, M, C, J6, Jd6, tw, n, Lam, mu, J, Jd
         for c in range(n):
             J[t, c] = J6[r, c]
             Jd[t, c] = Jd6[r, c]
-    if not ltl(mf, dense, M):
-        return SINGULAR_MASS
     o = 3 * n * n + 12 * n
     Yt = tw[o : o + 6 * n].reshape((6, n))
     Zt = tw[o + 6 * n : o + 12 * n].reshape((6, n))
     Wt = tw[o + 12 * n : o + 18 * n].reshape((6, n))
     G = tw[o + 18 * n : o + 18 * n + 36].reshape((6, 6))
     K = tw[o + 18 * n + 36 : o + 18 * n + 72].reshape((6, 6))
+    anc = tw[o + 18 * n + 72 : o + 18 * n + 72 + n * (n + 1)].reshape((n, n + 1))
+    ancestors(mf, dense, n, anc)
+    if not ltl(M, anc):
+        return SINGULAR_MASS
     for t in range(m):
         y = Yt[t]
         for c in range(n):
             y[c] = J[t, c]
-        solve_lt(mf, dense, M, y)  # Y = L^-T J^T
+        solve_lt(anc, M, y)  # Y = L^-T J^T
     scale = 0.0
     for s in range(m):  # G = J M^-1 J^T + d 1 = Y^T Y + d 1
         for t in range(s + 1):
@@ -131,7 +134,7 @@ def task_terms(mf, dense, rows, m, damping, M, C, J6, Jd6, tw, n, Lam, mu, J, Jd
         z = Zt[t]
         for c in range(n):
             z[c] = Yt[t, c]
-        solve_l(mf, dense, M, z)
+        solve_l(anc, M, z)
         for i in range(n):
             acc = 0.0
             for j in range(n):
@@ -166,6 +169,15 @@ def sizes_ok(m, n, Lam, mu, J, Jd):
     )  # fmt: skip
 
 
+@body_step
+def all_apart(tw, Lam, mu, J, Jd):
+    """The four outputs and the scratch share no memory."""
+    return (
+        apart(Lam, mu) and apart(Lam, J) and apart(Lam, Jd) and apart(mu, J) and apart(mu, Jd)
+        and apart(J, Jd) and apart(tw, Lam) and apart(tw, mu) and apart(tw, J) and apart(tw, Jd)
+    )  # fmt: skip
+
+
 @long_view_kernel
 def task_space(mf, fm, f, ref, rows, damping, q, qd, ws, tw, Lam, mu, J, Jd):
     """Lambda, mu (m x m), J and Jdot (m x n) of the task ``rows`` of frame f in reference
@@ -179,6 +191,8 @@ def task_space(mf, fm, f, ref, rows, damping, q, qd, ws, tw, Lam, mu, J, Jd):
         return status
     if not sizes_ok(m, n, Lam, mu, J, Jd):
         return SIZE_OUT
+    if not all_apart(tw, Lam, mu, J, Jd):
+        return OVERLAP
     if tw.shape[0] < task_ws_size(n):
         return SIZE_WS
     M = tw[0 : n * n].reshape((n, n))
@@ -219,6 +233,8 @@ def reduced_task_space(mf, fm, f, ref, rows, damping, qbar, qdbar, ws, tw, Lam, 
         return status
     if not sizes_ok(m, nb, Lam, mu, J, Jd):
         return SIZE_OUT
+    if not all_apart(tw, Lam, mu, J, Jd):
+        return OVERLAP
     a, p, oq, v, _, _ = offsets(n, nq)
     q, qd = xw[oq : oq + nq], vector(xw, v, n, 0)
     expand_position(xw, p, nq, qbar, q)
