@@ -250,7 +250,7 @@ class FrameAlgorithms:
             raise ValueError(f"residual has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
         u, s, vt = np.linalg.svd(J, full_matrices=False)
         floor = max(J.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
-        if s.size == 0 or not s[-1] > floor:
+        if s.size < J.shape[0] or not s[-1] > floor:  # fewer than m independent rows
             named = ", ".join(ROW_NAMES[k] for k in values)
             raise ValueError(
                 f"the wrench at frame '{self.names[self.frame(frame)]}' is not observable from "
