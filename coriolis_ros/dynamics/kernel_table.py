@@ -31,11 +31,25 @@ from .kernels.coriolis_matrix import coriolis_matrix
 from .kernels.coriolis_times import coriolis_times
 from .kernels.coriolis_vectors import coriolis_vectors
 from .kernels.crba import mass_matrix
+from .kernels.frame_bias import frame_bias, reduced_frame_bias
+from .kernels.frame_jacobian import (
+    frame_jacobian,
+    frame_placement,
+    reduced_frame_jacobian,
+    reduced_frame_placement,
+)
+from .kernels.frame_jacobian_dot import (
+    frame_jacobian_dot,
+    frame_jacobians,
+    reduced_frame_jacobian_dot,
+    reduced_frame_jacobians,
+)
 from .kernels.kinematics import check_position
 from .kernels.momentum_observer import observer_step, observer_update
 from .kernels.rnea import generalized_gravity, inverse_dynamics
 from .kernels.safeea import christoffel_safeea
 from .kernels.slotine_li import slotine_li
+from .kernels.task_space import reduced_task_space, task_space
 
 # Argument types: read-only model arrays, writeable C-contiguous float64 data.
 RF1 = types.Array(types.float64, 1, "C", readonly=True)
@@ -43,6 +57,7 @@ RF2 = types.Array(types.float64, 2, "C", readonly=True)
 F1 = types.Array(types.float64, 1, "C")
 F2 = types.Array(types.float64, 2, "C")
 F3 = types.Array(types.float64, 3, "C")
+I64 = types.int64
 
 # name -> argument types; the same for every table
 ARGUMENTS = {
@@ -60,6 +75,14 @@ ARGUMENTS = {
     "observer_update": (RF2, RF1, F1, F1, F1, F2, F2, types.float64),
     # the observer's step on terms computed by other kernels: p, C^T qd, g, tau, state, dt
     "observer_step": (F1, F1, F1, F1, F2, types.float64),
+    # frames (mf, fm, frame index, reference, ...): kernels/frame_*.py and task_space.py
+    "frame_placement": (RF2, RF2, I64, F1, F2, F2),  # mf, fm, f, q, ws, T
+    "frame_jacobian": (RF2, RF2, I64, I64, F1, F2, F2),  # mf, fm, f, ref, q, ws, J
+    "frame_jacobian_dot": (RF2, RF2, I64, I64, F1, F1, F2, F2),  # mf, fm, f, ref, q, qd, ws, Jdot
+    "frame_jacobians": (RF2, RF2, I64, I64, F1, F1, F2, F2, F2),  # ..., ws, J, Jdot
+    "frame_bias": (RF2, RF2, I64, I64, F1, F1, F2, F1),  # mf, fm, f, ref, q, qd, ws, Jdot qd
+    # mf, fm, f, ref, rows, damping, q, qd, ws, task scratch, Lambda, mu, J, Jdot
+    "task_space": (RF2, RF2, I64, I64, I64, types.float64, F1, F1, F2, F1, F2, F2, F2, F2),
 }
 
 
@@ -130,6 +153,12 @@ TREE = KernelTable(
         "coriolis_vectors": coriolis_vectors,
         "coriolis_times": coriolis_times,
         "slotine_li": slotine_li,
+        "frame_placement": frame_placement,
+        "frame_jacobian": frame_jacobian,
+        "frame_jacobian_dot": frame_jacobian_dot,
+        "frame_jacobians": frame_jacobians,
+        "frame_bias": frame_bias,
+        "task_space": task_space,
         **_SHARED,
     },
 )
@@ -146,6 +175,12 @@ COUPLED = KernelTable(
         "coriolis_vectors": cc.reduced_coriolis_vectors,
         "coriolis_times": cc.reduced_coriolis_times,
         "slotine_li": cc.reduced_slotine_li,
+        "frame_placement": reduced_frame_placement,
+        "frame_jacobian": reduced_frame_jacobian,
+        "frame_jacobian_dot": reduced_frame_jacobian_dot,
+        "frame_jacobians": reduced_frame_jacobians,
+        "frame_bias": reduced_frame_bias,
+        "task_space": reduced_task_space,
         **_SHARED,
     },
 )

@@ -45,7 +45,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import URDFError
-from .model import FREE, MF_PARENT, MF_Q, MF_R, MF_T, MF_TYPE, PLANAR, PRISMATIC, Model
+from .model import (
+    FM_BODY,
+    FM_R,
+    FM_T,
+    FREE,
+    MF_PARENT,
+    MF_Q,
+    MF_R,
+    MF_T,
+    MF_TYPE,
+    PLANAR,
+    PRISMATIC,
+    Model,
+)
 
 LOOP_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 # Newton's tolerance on the closure residual (metres for positions, sine of the angle for
@@ -213,8 +226,8 @@ class LoopClosure:
                 root_rows.add(i)
         self._root_rows = np.array(sorted(root_rows), dtype=np.int64)
         frames = {
-            link: (row, np.array(pose[:9]).reshape(3, 3), np.array(pose[9:]))
-            for link, row, pose in tree.link_frames
+            link: (int(fm[FM_BODY]), fm[FM_R : FM_R + 9].reshape(3, 3), fm[FM_T : FM_T + 3])
+            for link, fm in zip(tree.frame_names, tree.fm, strict=True)
         }
         self._ends = []  # per loop: (pred row, R_P in body, t_P in body, succ ...)
         self._anc = []  # per loop: (rows above P's body, rows above S's body)

@@ -57,6 +57,14 @@ MF_Q = 27  # 1: index in q of the joint's first coordinate
 MF_SUB = 28  # 1: index of this row within its joint (0 for single-DoF joints)
 MF_WIDTH = 29
 
+# Column layout of ``fm``, the frames' side table (one row per frame, every URDF link):
+# the row of the body the frame is attached to (-1: the world), then the frame's pose in
+# that body's frame, rotation (row-major) and origin.
+FM_BODY = 0
+FM_R = 1  # 9
+FM_T = 10  # 3
+FM_WIDTH = 13
+
 
 @dataclass(frozen=True)
 class Model:
@@ -79,16 +87,19 @@ class Model:
     couplings: tuple[tuple[str, str, float, float], ...] = ()
     # Joints welded at build time (name, position), mimic joints of locked leaders included.
     locked_joints: tuple[tuple[str, float], ...] = ()
-    # Where each URDF link is: (link, row of the body it belongs to (-1: fixed to the world),
-    # its pose in that body's frame as 9 rotation entries (row-major) then 3 translation).
-    link_frames: tuple[tuple[str, int, tuple[float, ...]], ...] = ()
+    # Frames: every URDF link (fixed-joint children included), and their side table
+    # ``fm`` (len(frame_names), FM_WIDTH): the body row each is attached to and its pose there.
+    frame_names: tuple[str, ...] = ()
+    fm: np.ndarray | None = None
     # Closed kinematic loops (dynamics.loops.Loop), closed over this tree.  Empty: a tree.
     loops: tuple = ()
     # The joints' ``independent`` attributes (urdfdom's fork), read when there are loops.
     independent_flags: tuple[tuple[str, bool], ...] = ()
 
     def __post_init__(self):
-        for array in (self.mf, self.gravity):
+        if self.fm is None:
+            object.__setattr__(self, "fm", np.zeros((0, FM_WIDTH)))
+        for array in (self.mf, self.gravity, self.fm):
             array.setflags(write=False)
 
     @property

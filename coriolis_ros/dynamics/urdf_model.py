@@ -48,6 +48,10 @@ from . import loops as _loops
 from . import urdf_checks
 from .errors import URDFError
 from .model import (
+    FM_BODY,
+    FM_R,
+    FM_T,
+    FM_WIDTH,
     FREE,
     MF_C,
     MF_I,
@@ -599,6 +603,7 @@ def _build(
     rows = _Rows()
     owner = {root: -1}  # link -> row carrying its body (-1: the world)
     in_body = {root: identity}  # link -> pose of the link frame in its body frame
+    frame_order = [root]  # the links as frames: root first, then depth-first like the rows
     if root_joint != "fixed":
         for joint in children.get(root, []):
             if joint.type in ("floating", "planar"):
@@ -618,6 +623,7 @@ def _build(
         joint = stack.pop()
         stack.extend(reversed(children.get(joint.child, [])))
         link_name = joint.parent
+        frame_order.append(joint.child)
         if joint.name in welded:
             owner[joint.child] = owner[link_name]
             in_body[joint.child] = _compose(
@@ -673,6 +679,12 @@ def _build(
         mf[i, MF_TYPE] = rows.kinds[i]
         mf[i, MF_Q] = rows.q_index[i]
         mf[i, MF_SUB] = rows.sub[i]
+    fm = np.zeros((len(frame_order), FM_WIDTH))
+    for f, link_name in enumerate(frame_order):
+        rot, trans = in_body[link_name]
+        fm[f, FM_BODY] = owner[link_name]
+        fm[f, FM_R : FM_R + 9] = rot.reshape(-1)
+        fm[f, FM_T : FM_T + 3] = trans
     return Model(
         name=robot.name or "robot",
         joint_names=tuple(rows.names),
@@ -688,9 +700,6 @@ def _build(
             (name, *coupled[name]) for name in rows.names if name in coupled and name not in mimics
         ),
         locked_joints=tuple(sorted(welded.items())),
-        link_frames=tuple(
-            (link, int(owner[link]), (*in_body[link][0].reshape(-1), *in_body[link][1]))
-            for link in links
-            if link in owner
-        ),
+        frame_names=tuple(frame_order),
+        fm=fm,
     )
