@@ -8,9 +8,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import batch as _batch
+from . import budgets as _budgets
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
 from .engine import Engine
+from .kernels.kinematics import MAX_ABS
 from .kernels.safeea import is_serial_chain
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
@@ -39,7 +41,11 @@ class Dynamics:
     tenth of their time).
     """
 
-    def __init__(self, model: Model):
+    def __init__(
+        self, model: Model, max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES
+    ):
+        limit = _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
+        self.max_christoffel_bytes = limit
         engine = Engine(model)
         self.engine = engine  # the internal interface of batch and the observer
         self.model = engine.model  # the coordinates the caller uses
@@ -55,6 +61,10 @@ class Dynamics:
         self._coerce = engine.coerce
         n = engine.nv
         self._vec, self._mat, self._ten = (n,), (n, n), (n, n, n)
+        # Gamma's n^3 doubles (and the full tree's, in the workspace, with coupled joints)
+        self._tree_nv = engine.tree.nv if engine.coupled else None
+        size = _budgets.christoffel_bytes(n, self._tree_nv)
+        self._christoffel_refusal = _budgets.christoffel_refusal(size, limit)
 
     @classmethod
     def from_urdf(
@@ -65,6 +75,8 @@ class Dynamics:
         mimic: str = "follow",
         locked_joints: Mapping[str, float] | None = None,
         rotors: Mapping[str, Mapping] | None = None,
+        max_dof: int = _budgets.DEFAULT_MAX_DOF,
+        max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
 
@@ -88,12 +100,19 @@ class Dynamics:
         body of the tree whose joint follows its link's, q_rotor = N q_link: not a coordinate
         (:attr:`tree_joint_names` lists it, :attr:`joint_names` does not), and every output
         includes its inertia and gyroscopic terms (see :mod:`coriolis_ros.dynamics.couplings`).
+
+        Budgets (:mod:`coriolis_ros.dynamics.budgets`): a tree of more than ``max_dof``
+        velocity rows (default 2048) is refused with a ``ValueError`` naming the count;
+        :meth:`christoffel` refuses when its n^3 doubles exceed ``max_christoffel_bytes``
+        (default 1 GiB, n = 512).
         """
-        return Dynamics(model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors))
+        _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
+        model = model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors, max_dof)
+        return Dynamics(model, max_christoffel_bytes)
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace."""
-        return Dynamics(self.tree)
+        return Dynamics(self.tree, self.max_christoffel_bytes)
 
     # ------------------------------------------------------------------ description
 
@@ -149,9 +168,13 @@ class Dynamics:
         if not np.isfinite(dt):
             raise ValueError(f"dt must be finite, got {dt}")
         if self.map is None:
-            return _integrate(self.tree, q, v, dt)
-        full = _integrate(self.tree, full_q, self.full_velocity(v), dt)
-        return self.map.independent_positions(self.tree, full)
+            out = _integrate(self.tree, q, v, dt)
+        else:
+            full = _integrate(self.tree, full_q, self.full_velocity(v), dt)
+            out = self.map.independent_positions(self.tree, full)
+        if not np.all(np.abs(out) <= MAX_ABS):  # e.g. v dt beyond ±1e50
+            raise ValueError(f"q (+) v dt leaves the accepted range ±{MAX_ABS:g} (v dt = {dt!r})")
+        return out
 
     @property
     def tree_depth(self) -> int:
@@ -190,7 +213,12 @@ class Dynamics:
         ``method="algorithm2"`` (default): Echeandia & Wensing's Algorithm 2, any tree,
         O(Nd^2); ``"safeea"``: Safeea et al.'s recursion, serial chains of revolute
         and prismatic joints only, O(n^3) (:mod:`.kernels.safeea`).
+
+        ``ValueError`` naming the size in GiB when the n^3 doubles exceed the instance's
+        ``max_christoffel_bytes`` (see :meth:`from_urdf`); nothing is allocated then.
         """
+        if self._christoffel_refusal:
+            raise ValueError(self._christoffel_refusal)
         k = self._k
         kernel = k.christoffel_safeea if self._christoffel_method(method) else k.christoffel
         if out is None:
@@ -386,6 +414,10 @@ class Dynamics:
         """Gamma (T, n, n, n): :meth:`christoffel` on every row of Q (T, nq)."""
         Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
         T, n = Q.shape[0], self.nv
+        size = _budgets.christoffel_bytes(n, self._tree_nv, T)
+        refusal = _budgets.christoffel_refusal(size, self.max_christoffel_bytes, f"{T} x Gamma")
+        if refusal:
+            raise ValueError(refusal)
         (out,) = _batch.outputs(out, [(T, n, n, n)])
         args = [self._mf, Q, *_batch.workspaces(self.engine), out]
         _batch.launch(self.engine, "christoffel", args, ("Q",))
