@@ -11,12 +11,14 @@ from functools import cached_property
 import numpy as np
 
 from . import batch as _batch
+from . import budgets as _budgets
 from .closed_chain import METHODS as CLOSED_CHAIN_METHODS
 from .closed_chain import ClosedChain
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
 from .engine import Engine
 from .frames import FrameAlgorithms
+from .kernels.kinematics import MAX_ABS
 from .kernels.safeea import is_serial_chain
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
@@ -45,11 +47,18 @@ class Dynamics:
     tenth of their time).
     """
 
-    def __init__(self, model: Model, independent_joints: Sequence[str] | None = None):
-        self._source = (model, independent_joints)
+    def __init__(
+        self,
+        model: Model,
+        max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
+        independent_joints: Sequence[str] | None = None,
+    ):
+        limit = _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
+        self.max_christoffel_bytes = limit
+        self._source = (model, limit, independent_joints)
         self.closed = None  # the closed-chain reduction (dynamics.closed_chain), if any
         if model.loops:
-            tree_dynamics = Dynamics(dataclasses.replace(model, loops=()))
+            tree_dynamics = Dynamics(dataclasses.replace(model, loops=()), limit)
             closed = ClosedChain(model, tree_dynamics, independent_joints)
             self._bind_closed_chain(closed, tree_dynamics)
             return
@@ -70,6 +79,10 @@ class Dynamics:
         self._coerce = engine.coerce
         n = engine.nv
         self._vec, self._mat, self._ten = (n,), (n, n), (n, n, n)
+        # Gamma's n^3 doubles (and the full tree's, in the workspace, with coupled joints)
+        self._tree_nv = engine.tree.nv if engine.coupled else None
+        size = _budgets.christoffel_bytes(n, self._tree_nv)
+        self._christoffel_refusal = _budgets.christoffel_refusal(size, limit)
 
     def _bind_closed_chain(self, closed, tree_dynamics) -> None:
         """A closed-chain model answers through :class:`.closed_chain.ClosedChain`: its methods
@@ -94,6 +107,8 @@ class Dynamics:
         locked_joints: Mapping[str, float] | None = None,
         rotors: Mapping[str, Mapping] | None = None,
         independent_joints: Sequence[str] | None = None,
+        max_dof: int = _budgets.DEFAULT_MAX_DOF,
+        max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
 
@@ -123,15 +138,21 @@ class Dynamics:
         ``independent`` attributes, else the joints of each loop nearest the root), every
         method closes the loops first (Newton from the last solution; :meth:`close_loops`)
         and answers in those coordinates (:mod:`coriolis_ros.dynamics.closed_chain`).
+
+        Budgets (:mod:`coriolis_ros.dynamics.budgets`): a tree of more than ``max_dof``
+        velocity rows (default 2048) is refused with a ``ValueError`` naming the count;
+        :meth:`christoffel` refuses when its n^3 doubles exceed ``max_christoffel_bytes``
+        (default 1 GiB, n = 512).
         """
-        model = model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors)
-        return Dynamics(model, independent_joints)
+        _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
+        model = model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors, max_dof)
+        return Dynamics(model, max_christoffel_bytes, independent_joints)
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace."""
         if self.closed is not None:
             return Dynamics(*self._source)
-        return Dynamics(self.tree)
+        return Dynamics(self.tree, self.max_christoffel_bytes)
 
     # ------------------------------------------------------------------ closed loops
 
@@ -214,9 +235,13 @@ class Dynamics:
         if not np.isfinite(dt):
             raise ValueError(f"dt must be finite, got {dt}")
         if self.map is None:
-            return _integrate(self.tree, q, v, dt)
-        full = _integrate(self.tree, full_q, self.full_velocity(v), dt)
-        return self.map.independent_positions(self.tree, full)
+            out = _integrate(self.tree, q, v, dt)
+        else:
+            full = _integrate(self.tree, full_q, self.full_velocity(v), dt)
+            out = self.map.independent_positions(self.tree, full)
+        if not np.all(np.abs(out) <= MAX_ABS):  # e.g. v dt beyond ±1e50
+            raise ValueError(f"q (+) v dt leaves the accepted range ±{MAX_ABS:g} (v dt = {dt!r})")
+        return out
 
     @property
     def tree_depth(self) -> int:
@@ -255,7 +280,12 @@ class Dynamics:
         ``method="algorithm2"`` (default): Echeandia & Wensing's Algorithm 2, any tree,
         O(Nd^2); ``"safeea"``: Safeea et al.'s recursion, serial chains of revolute
         and prismatic joints only, O(n^3) (:mod:`.kernels.safeea`).
+
+        ``ValueError`` naming the size in GiB when the n^3 doubles exceed the instance's
+        ``max_christoffel_bytes`` (see :meth:`from_urdf`); nothing is allocated then.
         """
+        if self._christoffel_refusal:
+            raise ValueError(self._christoffel_refusal)
         k = self._k
         kernel = k.christoffel_safeea if self._christoffel_method(method) else k.christoffel
         if out is None:
@@ -538,6 +568,10 @@ class Dynamics:
         """Gamma (T, n, n, n): :meth:`christoffel` on every row of Q (T, nq)."""
         Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
         T, n = Q.shape[0], self.nv
+        size = _budgets.christoffel_bytes(n, self._tree_nv, T)
+        refusal = _budgets.christoffel_refusal(size, self.max_christoffel_bytes, f"{T} x Gamma")
+        if refusal:
+            raise ValueError(refusal)
         (out,) = _batch.outputs(out, [(T, n, n, n)])
         args = [self._mf, Q, *_batch.workspaces(self.engine), out]
         _batch.launch(self.engine, "christoffel", args, ("Q",))

@@ -177,4 +177,12 @@ def _gain_array(gain, n: int) -> np.ndarray:
     bad = [float(k) for k in arr if not (k > 0.0 and math.isfinite(k))]
     if bad:
         raise ValueError(f"gain must be positive and finite (1/s), got {bad[0]!r}")
+    too_large = [float(k) for k in arr if k > MAX_GAIN]
+    if too_large:
+        raise ValueError(f"gain must be at most {MAX_GAIN:g} (1/s), got {too_large[0]!r}")
     return arr
+
+
+# K_O bound (1/s): a time constant of 1 us.  The update's (1 - e^(-K h)) / h <= K multiplies
+# differences of momenta, so a bounded K keeps r finite for every accepted input and stamp.
+MAX_GAIN = 1e6

@@ -6,6 +6,9 @@
 * :func:`check_numbers` -- every number the dynamics read (origins, axes, masses, inertias,
   limits, mimic factors) is parsed here first, so a malformed one is reported with its element
   path rather than as a bare float-parse error.
+* magnitudes -- every such number must also be finite and within the bound of its kind
+  (:data:`BOUNDS`): lengths, angles, masses, inertias, mimic factors; a value beyond it is
+  an error naming the element, so that nothing the model is built from can overflow.
 * :func:`warn_if_not_rigid_body` -- an inertia whose principal moments break the triangle
   inequality (I1 + I2 >= I3 for every ordering) belongs to no rigid body; it is used as
   written, with one :class:`URDFInertiaWarning` naming the link.
@@ -19,6 +22,7 @@ Raised errors are ``URDFError`` (a ``ValueError``), imported lazily from
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 
@@ -30,6 +34,8 @@ __all__ = [
     "URDFInertiaWarning",
     "XACRO_DECLARED_HINT",
     "XACRO_HINT",
+    "BOUNDS",
+    "check_magnitude",
     "check_numbers",
     "declares_xacro",
     "element_path",
@@ -67,6 +73,28 @@ _REQUIRED = {
     "child": ("link",),
 }
 _VECTOR_LENGTH = {("origin", "xyz"): 3, ("origin", "rpy"): 3, ("axis", "xyz"): 3}
+
+# Magnitude bounds (SI units) on the numbers model building reads.  Each is far beyond any
+# machine yet keeps every product the kernels form finite: a body's inertia about a point
+# is at most MAX_MASS * MAX_LENGTH^2 = MAX_INERTIA, a thousand such bodies sum to 1e24, and
+# the kernels square lengths and velocities (docs/invariance.md, "Finite or refused").
+MAX_LENGTH = 1e6  # m: a joint origin or a centre of mass 1000 km away
+MAX_ANGLE = 1e6  # rad: beyond it a double carries less than 1e-10 rad of the angle
+MAX_MASS = 1e9  # kg: a million tonnes (the heaviest machines weigh ~1e7 kg)
+MAX_INERTIA = MAX_MASS * MAX_LENGTH**2  # kg m^2
+MAX_MULTIPLIER = 1e6  # a mimic multiplier (rad/rad, m/m or m/rad), as a <coupling> ratio
+MAX_LIMIT = float(np.finfo(np.float64).max)  # <limit>s are read by no computation: finite
+# (element tag, attribute) -> (bound on |value|, what the value is)
+BOUNDS = {
+    ("origin", "xyz"): (MAX_LENGTH, "m"),
+    ("origin", "rpy"): (MAX_ANGLE, "rad"),
+    ("axis", "xyz"): (MAX_LENGTH, ""),
+    ("mass", "value"): (MAX_MASS, "kg"),
+    **{("inertia", key): (MAX_INERTIA, "kg m^2") for key in _NUMERIC["inertia"]},
+    **{("limit", key): (MAX_LIMIT, "") for key in _NUMERIC["limit"]},
+    ("mimic", "multiplier"): (MAX_MULTIPLIER, ""),
+    ("mimic", "offset"): (MAX_LENGTH, "rad or m"),
+}
 
 # Tolerance of the triangle-inequality test: URDF inertias are often printed with 6 significant
 # digits, thin rods and plates sit exactly on the boundary, and some files give round-off
@@ -226,8 +254,9 @@ def _dynamics_elements(root, path: str):
 
 def check_numbers(root) -> None:
     """Raise ``URDFError`` naming the element path of the first malformed number model building
-    reads (a vector with the wrong count, or a value that is not a float) or of a missing
-    required attribute (mass value, inertia components, parent/child link)."""
+    reads (a vector with the wrong count, a value that is not a float, not finite or beyond its
+    bound in :data:`BOUNDS`) or of a missing required attribute (mass value, inertia
+    components, parent/child link)."""
     for elem, path in _dynamics_elements(root, "/" + _local(root.tag)):
         tag = _local(elem.tag)
         for key in _REQUIRED.get(tag, ()):
@@ -239,7 +268,7 @@ def check_numbers(root) -> None:
                 continue
             parts = text.split()
             try:
-                [float(p) for p in parts]
+                values = [float(p) for p in parts]
             except ValueError:
                 raise _error(f"{path}[@{key}]: not a number: {text!r}") from None
             expected = _VECTOR_LENGTH.get((tag, key), 1)
@@ -248,6 +277,21 @@ def check_numbers(root) -> None:
                     f"{path}[@{key}]: expected {expected} number{'s' * (expected > 1)}, "
                     f"got {len(parts)}: {text!r}"
                 )
+            check_magnitude(path, key, values, *BOUNDS.get((tag, key), (MAX_LIMIT, "")))
+
+
+def check_magnitude(where: str, key: str, values, bound: float, unit: str = "") -> None:
+    """``URDFError`` naming the element ``where`` and its attribute ``key`` unless every value
+    is finite and |value| <= bound."""
+    for x in values:
+        if not math.isfinite(x):
+            raise _error(f"{where}: {key}={x!r} is not finite")
+        if abs(x) > bound:
+            unit = f" {unit}" if unit else ""
+            raise _error(
+                f"{where}: {key}={x!r} is beyond the bound ±{bound:g}{unit} (a value this "
+                "large belongs to no robot and would overflow the dynamics)"
+            )
 
 
 # ----------------------------------------------------------------------------- inertia

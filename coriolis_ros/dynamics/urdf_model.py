@@ -46,6 +46,7 @@ import numpy as np
 from . import couplings as _couplings
 from . import loops as _loops
 from . import urdf_checks
+from .budgets import DEFAULT_MAX_DOF, check_dof, check_limit
 from .errors import URDFError
 from .model import (
     FM_BODY,
@@ -94,6 +95,7 @@ def model_from_urdf(
     mimic: str = "follow",
     locked_joints: Mapping[str, float] | None = None,
     rotors: Mapping[str, Mapping] | None = None,
+    max_dof: int = DEFAULT_MAX_DOF,
 ) -> Model:
     """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`.
 
@@ -102,7 +104,9 @@ def model_from_urdf(
     ``mimic``: ``"follow"`` (mimic joints follow their leader) or ``"independent"``.
     ``locked_joints``: joint name -> position (rad or m) of joints to weld.
     ``rotors``: joint name -> datasheet rotor (:mod:`.couplings`), added as coupled bodies.
+    ``max_dof``: more velocity rows than this is a ``ValueError`` (:mod:`.budgets`).
     """
+    max_dof = check_limit(max_dof, "max_dof")
     if root_joint not in ROOT_JOINTS:
         raise ValueError(f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {root_joint!r}")
     if mimic not in MIMIC_MODES:
@@ -111,7 +115,7 @@ def model_from_urdf(
     robot, couplings, independent, loops = _parse(_read(urdf), rotors)
     model = _build(
         robot, _check_gravity(gravity), root_joint, mimic == "follow", locked,
-        couplings, independent,
+        couplings, independent, max_dof,
     )
     if not loops:
         return model
@@ -177,6 +181,8 @@ def _parse(xml: str, rotors: Mapping | None = None):
     _check_duplicates(root)
     urdf_checks.check_numbers(root)
     couplings = _couplings.read_couplings(root) + _couplings.add_rotors(root, rotors)
+    if rotors:
+        urdf_checks.check_numbers(root)  # the rotors' links: masses and inertias bounded too
     independent = _couplings.independent_flags(root)
     loops = _loops.read_loops(root)
     messages: list[str] = []
@@ -231,10 +237,21 @@ def _check_duplicates(root) -> None:
             seen.add(name)
 
 
+# |gravity| bound per component, m/s^2 (the Sun's surface has 274; a centrifuge ~1e5).
+MAX_GRAVITY = 1e6
+
+
 def _check_gravity(gravity) -> np.ndarray:
-    g = np.array(gravity, dtype=np.float64).reshape(-1)
+    try:
+        g = np.array(gravity, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise URDFError(f"gravity must be 3 finite numbers, got {gravity!r}") from None
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise URDFError(f"gravity must be 3 finite numbers, got {gravity!r}")
+    if not np.all(np.abs(g) <= MAX_GRAVITY):
+        raise URDFError(
+            f"gravity must be within ±{MAX_GRAVITY:g} m/s^2 per component, got {gravity!r}"
+        )
     return g
 
 
@@ -408,6 +425,11 @@ def _check_locked_argument(locked_joints) -> dict[str, float]:
             ) from None
         if not math.isfinite(position):
             raise ValueError(f"locked_joints: the position of joint '{name}' is not finite")
+        if abs(position) > urdf_checks.MAX_LENGTH:
+            raise ValueError(
+                f"locked_joints: the position of joint '{name}' is beyond the bound "
+                f"±{urdf_checks.MAX_LENGTH:g} (rad or m), got {position!r}"
+            )
         out[name] = position
     return out
 
@@ -488,8 +510,20 @@ def _followers(
             seen.add(leader)
             nxt, m2, o2 = direct[leader]
             multiplier, offset, leader = multiplier * m2, multiplier * o2 + offset, nxt
+        _check_resolved(name, leader, multiplier, offset)
         out[name] = (leader, multiplier, offset)
     return out
+
+
+def _check_resolved(name: str, leader: str, multiplier: float, offset: float) -> None:
+    """A joint that follows another through a chain moves within the bounds of one tag."""
+    bound = urdf_checks.MAX_MULTIPLIER
+    if not abs(multiplier) <= bound or not abs(offset) <= urdf_checks.MAX_LENGTH:
+        raise URDFError(
+            f"{urdf_checks.joint_path(name)}: follows '{leader}' through a chain of mimic "
+            f"joints or couplings with multiplier {multiplier!r} and offset {offset!r}: beyond "
+            f"the bounds ±{bound:g} and ±{urdf_checks.MAX_LENGTH:g} of a single one"
+        )
 
 
 def _resolve_locks(
@@ -551,6 +585,7 @@ def _build(
     locked: dict[str, float] | None = None,
     couplings: Sequence[_couplings.Coupling] = (),
     independent: Mapping[str, bool] | None = None,
+    max_dof: int = DEFAULT_MAX_DOF,
 ) -> Model:
     links = {link.name: link for link in robot.links}
     children: dict[str, list] = {}
@@ -657,6 +692,7 @@ def _build(
             "/robot: the robot has no revolute, continuous, prismatic, planar or floating joint: "
             "no dynamics to compute"
         )
+    check_dof(n, max_dof)
     bodies = [_BodyInertia() for _ in range(n)]
     for link_name, link in links.items():
         props = _link_inertia(link)

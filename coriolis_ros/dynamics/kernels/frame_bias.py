@@ -65,7 +65,7 @@ def frame_bias(mf, fm, f, ref, q, qd, ws, out):
         return status
     if out.shape[0] != 6:
         return SIZE_OUT
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     bias(mf, fm, f, ref, qd, ws, out)
     return 0
 
@@ -90,6 +90,6 @@ def reduced_frame_bias(mf, fm, f, ref, qbar, qdbar, ws, out):
     status = check_inputs(mf, ws, q, qd, qd)
     if status:
         return status
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     bias(mf, fm, f, ref, qd, ws, out)
     return 0

@@ -28,11 +28,15 @@ from ..model import (
     FM_R,
     FM_T,
     FM_WIDTH,
+    FREE,
     MF_PARENT,
     MF_Q,
+    MF_R,
     MF_SUB,
+    MF_T,
     MF_TYPE,
     PLANAR,
+    PRISMATIC,
     REVOLUTE,
 )
 from .coordinate_change import check_position_only, expand_position, layout, offsets
@@ -66,8 +70,12 @@ def apart(a, b):
 
 
 @body_step
-def place_path(mf, q, qd, ws, b, moving):
-    """Place (and with ``moving`` set in motion) the rows from the world down to row b.
+def place_path(mf, q, qd, ws, b, moving, absolute):
+    """Place (and with ``moving`` set in motion) the rows from the world down to row b;
+    ``absolute``: where they are (for placements and the world reference), else as the
+    dynamics place them, with the subtree's root joint at the origin (exact however far from
+    the origin the robot stands; the local and local-world-aligned Jacobians do not depend on
+    it).
 
     The path is listed deepest first in the scratch column WS_PATH of rows 0..d-1 (d <= n
     rows), then walked base to tip; multi-DoF joints are placed by their first row.
@@ -85,8 +93,44 @@ def place_path(mf, q, qd, ws, b, moving):
             iq = int(mf[i, MF_Q]) + (2 if kind == PLANAR else 0)
             ws[i, WS_CS], ws[i, WS_CS + 1] = sincos_at(q, iq)
         place_body(mf, q, ws, i)
-        if moving:
-            move_body(mf, qd, ws, i)
+    if absolute and d > 0:
+        # the dynamics place a subtree hanging from the world with its root joint at the origin
+        # (kernels.kinematics); frames are where they are: move the path back by that offset
+        # o (positions p + o, and each axis Phi, about the origin, gains o x its angular part)
+        ox, oy, oz = root_offset(mf, q, int(ws[d - 1, WS_PATH]))
+        for t in range(d - 1, -1, -1):
+            i = int(ws[t, WS_PATH])
+            ws[i, WS_P] += ox
+            ws[i, WS_P + 1] += oy
+            ws[i, WS_P + 2] += oz
+            wx, wy, wz = ws[i, WS_S], ws[i, WS_S + 1], ws[i, WS_S + 2]
+            ws[i, WS_S + 3] += oy * wz - oz * wy
+            ws[i, WS_S + 4] += oz * wx - ox * wz
+            ws[i, WS_S + 5] += ox * wy - oy * wx
+    if moving:
+        for t in range(d - 1, -1, -1):
+            move_body(mf, qd, ws, int(ws[t, WS_PATH]))
+
+
+@body_step
+def root_offset(mf, q, r):
+    """The translation the dynamics leave out for the subtree of root row r: its tree
+    transform's, plus what its coordinates give a root prismatic, free or planar joint."""
+    ox, oy, oz = mf[r, MF_T], mf[r, MF_T + 1], mf[r, MF_T + 2]
+    kind = mf[r, MF_TYPE]
+    iq = int(mf[r, MF_Q])
+    if kind == PRISMATIC:  # along the joint axis: the tree rotation's z column
+        x = q[iq]
+        ox += mf[r, MF_R + 2] * x
+        oy += mf[r, MF_R + 5] * x
+        oz += mf[r, MF_R + 8] * x
+    elif kind == FREE or kind == PLANAR:
+        tx, ty = q[iq], q[iq + 1]
+        tz = q[iq + 2] if kind == FREE else 0.0
+        ox += mf[r, MF_R] * tx + mf[r, MF_R + 1] * ty + mf[r, MF_R + 2] * tz
+        oy += mf[r, MF_R + 3] * tx + mf[r, MF_R + 4] * ty + mf[r, MF_R + 5] * tz
+        oz += mf[r, MF_R + 6] * tx + mf[r, MF_R + 7] * ty + mf[r, MF_R + 8] * tz
+    return ox, oy, oz
 
 
 @body_step
@@ -193,7 +237,7 @@ def frame_placement(mf, fm, f, q, ws, T):
         return status
     if T.shape[0] != 4 or T.shape[1] != 4:
         return SIZE_OUT
-    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False)
+    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False, True)
     write_placement(fm, f, ws, T)
     return 0
 
@@ -208,7 +252,7 @@ def frame_jacobian(mf, fm, f, ref, q, ws, J):
         return status
     if J.shape[0] != 6 or J.shape[1] != mf.shape[0]:
         return SIZE_OUT
-    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False)
+    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False, ref == WORLD)
     jacobian_columns(mf, fm, f, ref, ws, J, q, -1)
     return 0
 
@@ -235,7 +279,7 @@ def reduced_frame_placement(mf, fm, f, qbar, ws, T):
     status = check_position(mf, ws, q)  # quaternions
     if status:
         return status
-    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False)
+    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False, True)
     write_placement(fm, f, ws, T)
     return 0
 
@@ -259,7 +303,7 @@ def reduced_frame_jacobian(mf, fm, f, ref, qbar, ws, J):
     status = check_position(mf, ws, q)
     if status:
         return status
-    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False)
+    place_path(mf, q, q, ws, int(fm[f, FM_BODY]), False, ref == WORLD)
     jacobian_columns(mf, fm, f, ref, ws, J, xw, a)
     return 0
 

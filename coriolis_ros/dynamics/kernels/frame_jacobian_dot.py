@@ -79,7 +79,7 @@ def frame_jacobian_dot(mf, fm, f, ref, q, qd, ws, Jd):
         return status
     if Jd.shape[0] != 6 or Jd.shape[1] != mf.shape[0]:
         return SIZE_OUT
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     jacobian_dot_columns(mf, fm, f, ref, ws, Jd, q, -1)
     return 0
 
@@ -104,7 +104,7 @@ def reduced_frame_jacobian_dot(mf, fm, f, ref, qbar, qdbar, ws, Jd):
     status = check_inputs(mf, ws, q, qd, qd)
     if status:
         return status
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     jacobian_dot_columns(mf, fm, f, ref, ws, Jd, xw, a)
     return 0
 
@@ -122,7 +122,7 @@ def frame_jacobians(mf, fm, f, ref, q, qd, ws, J, Jd):
         return SIZE_OUT
     if not apart(J, Jd):
         return OVERLAP
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     jacobian_columns(mf, fm, f, ref, ws, J, q, -1)
     jacobian_dot_columns(mf, fm, f, ref, ws, Jd, q, -1)
     return 0
@@ -150,7 +150,7 @@ def reduced_frame_jacobians(mf, fm, f, ref, qbar, qdbar, ws, J, Jd):
     status = check_inputs(mf, ws, q, qd, qd)
     if status:
         return status
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     jacobian_columns(mf, fm, f, ref, ws, J, xw, a)
     jacobian_dot_columns(mf, fm, f, ref, ws, Jd, xw, a)
     return 0

@@ -11,6 +11,17 @@ body-fixed subspace).  Seen by the sweeps, such a joint is a chain of
 instantaneous single-DoF joints, massless but for the last, whose composite
 inertias all equal the body's; only Phidot differs from that chain's, and the
 sweeps read it from the workspace.
+
+Where the robot stands: every subtree hanging from the world (a root joint and all below
+it) is placed as if that joint's frame were at the world's origin, i.e. the translation of
+its tree transform and, for a root prismatic joint, free flyer or planar joint, the
+translation its coordinates give are left out of the arithmetic.  This changes no output:
+translating a whole subtree is a symmetry of its joint-space dynamics when gravity is
+uniform and a multi-DoF joint's velocities are expressed in its child frame (M, C, Gamma,
+g, RNEA are functions of the orientations and of the relative positions only).  It keeps
+the world-frame quantities (the inertias about the origin, p x a in Phi) at the size of the
+robot instead of that of its distance from the origin: a base 1e7 m away gives the same
+bits as one at the origin, where computing there would lose ~1e7^2 eps relative in C.
 """
 
 import math
@@ -183,11 +194,11 @@ def place_body(mf, q, ws, i):
         return  # placed with its joint's first row
     b = int(mf[i, MF_PARENT])
     t0, t1, t2 = mf[i, MF_T], mf[i, MF_T + 1], mf[i, MF_T + 2]
-    if b < 0:  # the world
+    if b < 0:  # the world; its subtree is placed at the origin (see the module docstring)
         a00, a01, a02 = mf[i, MF_R], mf[i, MF_R + 1], mf[i, MF_R + 2]
         a10, a11, a12 = mf[i, MF_R + 3], mf[i, MF_R + 4], mf[i, MF_R + 5]
         a20, a21, a22 = mf[i, MF_R + 6], mf[i, MF_R + 7], mf[i, MF_R + 8]
-        px, py, pz = t0, t1, t2
+        px, py, pz = 0.0, 0.0, 0.0
     else:  # A = R_parent R_tree, p = p_parent + R_parent t_tree
         r00, r01, r02 = ws[b, WS_R], ws[b, WS_R + 1], ws[b, WS_R + 2]
         r10, r11, r12 = ws[b, WS_R + 3], ws[b, WS_R + 4], ws[b, WS_R + 5]
@@ -216,9 +227,10 @@ def place_body(mf, q, ws, i):
         return
     qi = q[iq]
     if kind == PRISMATIC:
-        px += a02 * qi
-        py += a12 * qi
-        pz += a22 * qi
+        if b >= 0:  # a root joint's displacement moves its whole subtree: left out
+            px += a02 * qi
+            py += a12 * qi
+            pz += a22 * qi
         set_prismatic_column(ws, i, a02, a12, a22)
     else:  # R = A Rz(q)
         c, s = ws[i, WS_CS], ws[i, WS_CS + 1]
@@ -268,9 +280,10 @@ def place_free(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, px
     r20 = a20 * q00 + a21 * q10 + a22 * q20
     r21 = a20 * q01 + a21 * q11 + a22 * q21
     r22 = a20 * q02 + a21 * q12 + a22 * q22
-    px += a00 * tx + a01 * ty + a02 * tz
-    py += a10 * tx + a11 * ty + a12 * tz
-    pz += a20 * tx + a21 * ty + a22 * tz
+    if mf[i, MF_PARENT] >= 0:  # a root free flyer's position is left out
+        px += a00 * tx + a01 * ty + a02 * tz
+        py += a10 * tx + a11 * ty + a12 * tz
+        pz += a20 * tx + a21 * ty + a22 * tz
     set_prismatic_column(ws, i, r00, r10, r20)
     set_prismatic_column(ws, i + 1, r01, r11, r21)
     set_prismatic_column(ws, i + 2, r02, r12, r22)
@@ -289,9 +302,10 @@ def place_planar(mf, q, ws, i, iq, a00, a01, a02, a10, a11, a12, a20, a21, a22, 
     are its x and y translations and its rotation about its z axis.
     """
     tx, ty = q[iq], q[iq + 1]  # the rotation's cos and sin: joint_angles
-    px += a00 * tx + a01 * ty
-    py += a10 * tx + a11 * ty
-    pz += a20 * tx + a21 * ty
+    if mf[i, MF_PARENT] >= 0:  # a root planar joint's position is left out
+        px += a00 * tx + a01 * ty
+        py += a10 * tx + a11 * ty
+        pz += a20 * tx + a21 * ty
     c, s = ws[i, WS_CS], ws[i, WS_CS + 1]
     a00, a01 = c * a00 + s * a01, c * a01 - s * a00
     a10, a11 = c * a10 + s * a11, c * a11 - s * a10

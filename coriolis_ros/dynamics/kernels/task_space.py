@@ -30,7 +30,7 @@ from ..model import FM_BODY
 from .coordinate_change import expand_position, expand_velocity, layout, offsets, vector
 from .coordinate_change import reduced_coriolis
 from .coriolis_matrix import coriolis_matrix
-from .frame_jacobian import BAD_FRAME, apart, frame_ok, jacobian_columns, place_path
+from .frame_jacobian import BAD_FRAME, WORLD, apart, frame_ok, jacobian_columns, place_path
 from .frame_jacobian_dot import jacobian_dot_columns
 from .kinematics import OVERLAP, SIZE_OUT, SIZE_WS, check_inputs
 from .ltl import ancestors, ltl, solve_l, solve_lt
@@ -203,7 +203,7 @@ def task_space(mf, fm, f, ref, rows, damping, q, qd, ws, tw, Lam, mu, J, Jd):
     status = coriolis_matrix(mf, q, qd, ws, M, Md, C)
     if status:
         return status
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     jacobian_columns(mf, fm, f, ref, ws, J6, q, -1)
     jacobian_dot_columns(mf, fm, f, ref, ws, Jd6, q, -1)
     return task_terms(mf, False, rows, m, damping, M, C, J6, Jd6, tw, n, Lam, mu, J, Jd)
@@ -239,7 +239,7 @@ def reduced_task_space(mf, fm, f, ref, rows, damping, qbar, qdbar, ws, tw, Lam, 
     q, qd = xw[oq : oq + nq], vector(xw, v, n, 0)
     expand_position(xw, p, nq, qbar, q)
     expand_velocity(xw, a, n, qdbar, qd)
-    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True)
+    place_path(mf, q, qd, ws, int(fm[f, FM_BODY]), True, ref == WORLD)
     jacobian_columns(mf, fm, f, ref, ws, J6, xw, a)
     jacobian_dot_columns(mf, fm, f, ref, ws, Jd6, xw, a)
     return task_terms(mf, True, rows, m, damping, M, C, J6, Jd6, tw, nb, Lam, mu, J, Jd)
