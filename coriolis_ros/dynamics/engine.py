@@ -54,7 +54,19 @@ class Engine:
         # a reduced description (another instance's ``model``) stands for its tree
         tree = getattr(model, "tree", None) or model
         self.tree = tree
-        self.mf = tree.mf
+        # The engine's own copy of the packed model, which the kernels read through a read-only
+        # view: set_inertial_parameters (dynamics.parameters) writes its inertia columns in place.
+        self.mf_store = tree.mf.copy()
+        self.mf = self.mf_store.view()
+        self.mf.setflags(write=False)
+        # E per row: its link frame in its body frame, x_body = E x_link (the inertial
+        # parameters are in the link frames; dynamics.parameters), from Model.link_frames
+        rotations = np.tile(np.eye(3).reshape(-1), (tree.nv, 1))
+        for link, row, pose in tree.link_frames:
+            if 0 <= row < tree.nv and tree.body_links[row] == link:
+                rotations[row] = pose[:9]
+        rotations.setflags(write=False)
+        self.link_rotations = rotations
         self.gravity = tree.gravity
         n = tree.nv
         if tree.mimic or tree.couplings:

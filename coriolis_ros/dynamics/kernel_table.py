@@ -33,6 +33,13 @@ from .kernels.coriolis_vectors import coriolis_vectors
 from .kernels.crba import mass_matrix
 from .kernels.kinematics import check_position
 from .kernels.momentum_observer import observer_step, observer_update
+from .kernels.parameters import write_parameters
+from .kernels.regressor import (
+    energy_regressor,
+    reduced_energy_regressor,
+    reduced_regressor,
+    regressor,
+)
 from .kernels.rnea import generalized_gravity, inverse_dynamics
 from .kernels.safeea import christoffel_safeea
 from .kernels.slotine_li import slotine_li
@@ -60,6 +67,10 @@ ARGUMENTS = {
     "observer_update": (RF2, RF1, F1, F1, F1, F2, F2, types.float64),
     # the observer's step on terms computed by other kernels: p, C^T qd, g, tau, state, dt
     "observer_step": (F1, F1, F1, F1, F2, types.float64),
+    # mf, link rotations, gravity, q, qd, qdr, qddr, ws, Y (n, 10 bodies)
+    "regressor": (RF2, RF2, RF1, F1, F1, F1, F1, F2, F2),
+    "energy_regressor": (RF2, RF2, RF1, F1, F1, F2, F2),  # mf, E, gravity, q, qd, ws, (2, 10 nb)
+    "write_parameters": (F2, RF2, F1, types.boolean),  # the engine's mf_store, E, pi, check
 }
 
 
@@ -116,6 +127,7 @@ _SHARED = {
     "check_position": check_position,
     "observer_update": observer_update,
     "observer_step": observer_step,
+    "write_parameters": write_parameters,
 }
 
 TREE = KernelTable(
@@ -130,6 +142,8 @@ TREE = KernelTable(
         "coriolis_vectors": coriolis_vectors,
         "coriolis_times": coriolis_times,
         "slotine_li": slotine_li,
+        "regressor": regressor,
+        "energy_regressor": energy_regressor,
         **_SHARED,
     },
 )
@@ -146,6 +160,8 @@ COUPLED = KernelTable(
         "coriolis_vectors": cc.reduced_coriolis_vectors,
         "coriolis_times": cc.reduced_coriolis_times,
         "slotine_li": cc.reduced_slotine_li,
+        "regressor": reduced_regressor,
+        "energy_regressor": reduced_energy_regressor,
         **_SHARED,
     },
 )
