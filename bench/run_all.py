@@ -30,6 +30,7 @@ SCRIPTS = {
     "floating": ("bench_floating.py", "bench_floating"),
     "reduction": ("bench_reduction.py", "bench_reduction"),  # Safeea; mimic reduction cost
     "rotors": ("bench_rotors.py", "bench_rotors"),  # geared rotors vs the Pinocchio route
+    "regressor": ("bench_regressor.py", "bench_regressor"),  # regressors, parameter updates
     "scaling": ("scaling.py", "scaling"),
     "node": ("bench_node.py", "bench_node"),  # the installed node, end to end (about 2 min)
     "batch": ("bench_batch.py", "bench_batch"),  # batched kernels vs a Pinocchio loop
