@@ -165,3 +165,20 @@ def test_frames_stay_where_the_robot_stands(name, root):
             ))[:, oracle.v_index]  # fmt: skip
             assert_close(dyn.frame_jacobian(q, frame, reference="world"), J, 1e-12, "world J")
         assert_close(dyn.frame_jacobian(q, frame), J0, 1e-12, f"{frame} J at {d:g} m")
+
+
+def test_potential_energy_counts_the_height_where_the_robot_stands():
+    """The energy regressor's potential row is absolute: raising the base by h adds
+    m_total |g| h (the kinetic row does not change)."""
+    dyn = Dynamics.from_urdf(str(erd_urdf("solo12")), root_joint="floating")
+    pi = dyn.inertial_parameters()
+    mass = pi[0::10].sum()
+    q0 = random_configuration(dyn, np.random.default_rng(4), unit=True)
+    v = np.random.default_rng(5).uniform(-1, 1, dyn.nv)
+    E0 = dyn.energy_regressor(q0, v) @ pi
+    for h in (2.0, 1e6):
+        q = q0.copy()
+        q[2] += h
+        E = dyn.energy_regressor(q, v) @ pi
+        assert_close(E[0], E0[0], 1e-12, "kinetic energy")
+        assert_close(E[1] - E0[1], mass * 9.81 * h, 1e-9, f"potential energy at +{h:g} m")

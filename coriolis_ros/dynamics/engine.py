@@ -35,7 +35,7 @@ from .kernels.kinematics import (
 )
 from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
 from .kernels.spatial import WS_WIDTH
-from .model import Model
+from .model import FM_BODY, FM_R, Model
 
 _F64 = np.dtype(np.float64)
 NAMES = ("q", "qd", "qdd")
@@ -54,7 +54,20 @@ class Engine:
         # a reduced description (another instance's ``model``) stands for its tree
         tree = getattr(model, "tree", None) or model
         self.tree = tree
-        self.mf = tree.mf
+        # The engine's own copy of the packed model, which the kernels read through a read-only
+        # view: set_inertial_parameters (dynamics.parameters) writes its inertia columns in place.
+        self.mf_store = tree.mf.copy()
+        self.mf = self.mf_store.view()
+        self.mf.setflags(write=False)
+        # E per row: its link frame in its body frame, x_body = E x_link (the inertial
+        # parameters are in the link frames; dynamics.parameters), from the frames table
+        rotations = np.tile(np.eye(3).reshape(-1), (tree.nv, 1))
+        for link, frame in zip(tree.frame_names, tree.fm, strict=True):
+            row = int(frame[FM_BODY])
+            if 0 <= row < tree.nv and tree.body_links[row] == link:
+                rotations[row] = frame[FM_R : FM_R + 9]
+        rotations.setflags(write=False)
+        self.link_rotations = rotations
         self.gravity = tree.gravity
         n = tree.nv
         if tree.mimic or tree.couplings:

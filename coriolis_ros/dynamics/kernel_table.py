@@ -46,6 +46,13 @@ from .kernels.frame_jacobian_dot import (
 )
 from .kernels.kinematics import check_position
 from .kernels.momentum_observer import observer_step, observer_update
+from .kernels.parameters import write_parameters
+from .kernels.regressor import (
+    energy_regressor,
+    reduced_energy_regressor,
+    reduced_regressor,
+    regressor,
+)
 from .kernels.rnea import generalized_gravity, inverse_dynamics
 from .kernels.safeea import christoffel_safeea
 from .kernels.slotine_li import slotine_li
@@ -83,6 +90,10 @@ ARGUMENTS = {
     "frame_bias": (RF2, RF2, I64, I64, F1, F1, F2, F1),  # mf, fm, f, ref, q, qd, ws, Jdot qd
     # mf, fm, f, ref, rows, damping, q, qd, ws, task scratch, Lambda, mu, J, Jdot
     "task_space": (RF2, RF2, I64, I64, I64, types.float64, F1, F1, F2, F1, F2, F2, F2, F2),
+    # mf, link rotations, gravity, q, qd, qdr, qddr, ws, Y (n, 10 bodies)
+    "regressor": (RF2, RF2, RF1, F1, F1, F1, F1, F2, F2),
+    "energy_regressor": (RF2, RF2, RF1, F1, F1, F2, F2),  # mf, E, gravity, q, qd, ws, (2, 10 nb)
+    "write_parameters": (F2, RF2, F1, types.boolean),  # the engine's mf_store, E, pi, check
 }
 
 
@@ -139,6 +150,7 @@ _SHARED = {
     "check_position": check_position,
     "observer_update": observer_update,
     "observer_step": observer_step,
+    "write_parameters": write_parameters,
 }
 
 TREE = KernelTable(
@@ -159,6 +171,8 @@ TREE = KernelTable(
         "frame_jacobians": frame_jacobians,
         "frame_bias": frame_bias,
         "task_space": task_space,
+        "regressor": regressor,
+        "energy_regressor": energy_regressor,
         **_SHARED,
     },
 )
@@ -181,6 +195,8 @@ COUPLED = KernelTable(
         "frame_jacobians": reduced_frame_jacobians,
         "frame_bias": reduced_frame_bias,
         "task_space": reduced_task_space,
+        "regressor": reduced_regressor,
+        "energy_regressor": reduced_energy_regressor,
         **_SHARED,
     },
 )

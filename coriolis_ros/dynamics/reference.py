@@ -20,6 +20,8 @@ change for multi-DoF joints is noted at lines 12-14 below.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .model import (
@@ -130,11 +132,13 @@ def _row_inertia(row):
     return spatial_inertia(row[MF_M], row[MF_C : MF_C + 3], Ic)
 
 
-def _bodies(model: Model, q):
-    """Per body (= joint): parent body, velocity rows, Phi_i, I_i and X_i = iX_p(i) at q."""
+def _bodies(model: Model, q, mf=None):
+    """Per body (= joint): parent body, velocity rows, Phi_i, I_i and X_i = iX_p(i) at q
+    (inertias from ``mf``, default the model's own)."""
     if model.mimic or model.couplings:
         raise NotImplementedError("the reference supports plain trees (no mimic, no couplings)")
-    mf, q = model.mf, np.asarray(q, dtype=float)
+    mf = model.mf if mf is None else np.asarray(mf, dtype=float)
+    q = np.asarray(q, dtype=float)
     joints = model.joints()
     body_of_row = np.empty(model.nv, dtype=np.int64)
     for b, (_, r0, nr, _) in enumerate(joints):
@@ -248,3 +252,104 @@ def christoffel_reference(model: Model, q):
         if parent[k] >= 0:
             IC[parent[k]] = IC[parent[k]] + X[k].T @ IC[k] @ X[k]  # line 22
     return Gamma  # line 24
+
+
+# ----------------------------------------------------------------- Gamma by differentiation
+
+
+def inverse_dynamics_reference(model: Model, q, qd, qdd, gravity=None, mf=None):
+    """tau = M qdd + C qd + g: the recursive Newton-Euler algorithm in body coordinates
+    (Featherstone, RBDA Table 5.1), gravity (world frame; default the model's) as the base
+    acceleration a_0 = (0, -g); ``mf`` overrides the model's inertias."""
+    parent, rows, Phi, Ib, X = _bodies(model, q, mf)
+    g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)
+    qd, qdd = np.asarray(qd, dtype=float), np.asarray(qdd, dtype=float)
+    N = len(parent)
+    v, a, f = [None] * N, [None] * N, [None] * N
+    for i in range(N):
+        v_p = np.zeros(6) if parent[i] < 0 else v[parent[i]]
+        a_p = np.r_[np.zeros(3), -g] if parent[i] < 0 else a[parent[i]]
+        vj = Phi[i] @ qd[rows[i]]
+        v[i] = X[i] @ v_p + vj
+        a[i] = X[i] @ a_p + Phi[i] @ qdd[rows[i]] + crm(v[i]) @ vj  # Phidot = v x Phi
+        f[i] = Ib[i] @ a[i] + crf(v[i]) @ Ib[i] @ v[i]
+    tau = np.zeros(model.nv)
+    for i in range(N - 1, -1, -1):
+        tau[rows[i]] = Phi[i].T @ f[i]
+        if parent[i] >= 0:
+            f[parent[i]] = f[parent[i]] + X[i].T @ f[i]
+    return tau
+
+
+def structure_constants(model: Model):
+    """c (n, n, n) with [X_k, X_j] = sum_l c[l, k, j] X_l for the velocity basis of the tree.
+
+    A single-DoF joint's basis field is a coordinate field, which commutes with every other;
+    a multi-DoF joint's velocities are the child frame's twist, so its fields are
+    left-invariant on SE(3) (free flyer) or SE(2) (planar) and bracket as the Lie algebra
+    does: [X_k, X_j] = X of (Phi_k x Phi_j), the motion cross product of the body-frame
+    columns, which stays in the span of Phi (Wensing & Slotine, Section VI-D: nonzero only
+    for k, j and l in one joint).
+    """
+    n = model.nv
+    c = np.zeros((n, n, n))
+    for kind, r0, nr, _ in model.joints():
+        if nr == 1:
+            continue
+        Phi = PHI[kind]  # orthonormal columns: Phi^T is the dual basis on its span
+        for k in range(nr):
+            for j in range(nr):
+                w = crm(Phi[:, k]) @ Phi[:, j]
+                coeffs = Phi.T @ w
+                assert np.allclose(Phi @ coeffs, w), "bracket outside the joint's span"
+                c[r0 : r0 + nr, r0 + k, r0 + j] = coeffs
+    return c
+
+
+def christoffel_by_differentiation(model: Model, q, A=None, mf=None):
+    """Gamma at q from derivatives of the velocity product, Wensing & Slotine Section VI-D:
+    independent of Algorithms 1 and 2 (it needs only the RNEA and the joints' Lie brackets).
+
+    The velocity product c(v) = C(q, v) v (the RNEA with qdd = 0 and no gravity) is a
+    quadratic form in v, so its Hessian is exact by polarization, and gives the part of
+    Gamma symmetric in its last two indices:
+
+        Gs_ijk = 1/2 d^2 c_i / dv_j dv_k = 1/2 [c(e_j + e_k) - c(e_j) - c(e_k)]_i.
+
+    With generalized speeds (a free flyer's body twist) the basis fields X_j need not
+    commute, and Gamma_ijk = <X_i, nabla_{X_k} X_j> (so that C_ij = sum_k Gamma_ijk v_k) of
+    the torsion-free (Levi-Civita) connection has the antisymmetric part
+    Gamma_ijk - Gamma_ikj = <X_i, [X_k, X_j]> = sum_l M_il c^l_kj (structure constants,
+    :func:`structure_constants`), hence
+
+        Gamma_ijk = Gs_ijk + 1/2 sum_l M_il c^l_kj,
+
+    with M from the same RNEA (M e_j = tau(q, 0, e_j) without gravity).  Coupled joints:
+    ``model`` is the whole tree (``Dynamics.tree``), q its configuration, and ``A``
+    (n, nbar) the constant map qdot = A qbardot (``Dynamics.map.matrix()``): then
+    c(vbar) = A^T c(A vbar), M = A^T M A and the brackets of the fields X_bar = X A are
+    A^+ (sum_rs A_ra A_sb c[:, r, s]).  ``mf`` overrides the model's inertias.
+    """
+    tree = dataclasses.replace(model, mimic=(), couplings=())  # every row a coordinate
+    n = tree.nv
+    A = np.eye(n) if A is None else np.asarray(A, dtype=float)
+    nb = A.shape[1]
+    zero, none = np.zeros(n), np.zeros(3)
+
+    def velocity_product(vbar):
+        return A.T @ inverse_dynamics_reference(tree, q, A @ vbar, zero, none, mf)
+
+    eye = np.eye(nb)
+    single = [velocity_product(eye[j]) for j in range(nb)]
+    Gs = np.empty((nb, nb, nb))
+    for j in range(nb):
+        for k in range(j, nb):
+            h = 0.5 * (velocity_product(eye[j] + eye[k]) - single[j] - single[k])
+            Gs[:, j, k] = Gs[:, k, j] = h
+    M = np.column_stack(
+        [A.T @ inverse_dynamics_reference(tree, q, zero, A @ eye[j], none, mf) for j in range(nb)]
+    )
+    c_full = structure_constants(tree)
+    c_bar = np.linalg.pinv(A) @ np.einsum("lrs,ra,sb->lab", c_full, A, A).reshape(n, -1)
+    c_bar = c_bar.reshape(nb, nb, nb)  # c_bar[l, k, j]
+    return Gs + 0.5 * np.einsum("il,lkj->ijk", M, c_bar)

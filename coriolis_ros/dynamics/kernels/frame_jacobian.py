@@ -28,19 +28,15 @@ from ..model import (
     FM_R,
     FM_T,
     FM_WIDTH,
-    FREE,
     MF_PARENT,
     MF_Q,
-    MF_R,
     MF_SUB,
-    MF_T,
     MF_TYPE,
     PLANAR,
-    PRISMATIC,
     REVOLUTE,
 )
 from .coordinate_change import check_position_only, expand_position, layout, offsets
-from .kinematics import SIZE_OUT, check_position, model_ok, move_body, place_body
+from .kinematics import SIZE_OUT, check_position, model_ok, move_body, place_body, root_offset
 from .lanes import sincos_at
 from .spatial import WS_CS, WS_P, WS_R, WS_S, WS_U, body_step, cross, kernel
 from .spatial import view_kernel
@@ -112,25 +108,6 @@ def place_path(mf, q, qd, ws, b, moving, absolute):
             move_body(mf, qd, ws, int(ws[t, WS_PATH]))
 
 
-@body_step
-def root_offset(mf, q, r):
-    """The translation the dynamics leave out for the subtree of root row r: its tree
-    transform's, plus what its coordinates give a root prismatic, free or planar joint."""
-    ox, oy, oz = mf[r, MF_T], mf[r, MF_T + 1], mf[r, MF_T + 2]
-    kind = mf[r, MF_TYPE]
-    iq = int(mf[r, MF_Q])
-    if kind == PRISMATIC:  # along the joint axis: the tree rotation's z column
-        x = q[iq]
-        ox += mf[r, MF_R + 2] * x
-        oy += mf[r, MF_R + 5] * x
-        oz += mf[r, MF_R + 8] * x
-    elif kind == FREE or kind == PLANAR:
-        tx, ty = q[iq], q[iq + 1]
-        tz = q[iq + 2] if kind == FREE else 0.0
-        ox += mf[r, MF_R] * tx + mf[r, MF_R + 1] * ty + mf[r, MF_R + 2] * tz
-        oy += mf[r, MF_R + 3] * tx + mf[r, MF_R + 4] * ty + mf[r, MF_R + 5] * tz
-        oz += mf[r, MF_R + 6] * tx + mf[r, MF_R + 7] * ty + mf[r, MF_R + 8] * tz
-    return ox, oy, oz
 
 
 @body_step

@@ -442,3 +442,24 @@ def body_force(ws, i):
     z0, z1, z2 = cross(wx, wy, wz, l0, l1, l2)
     ws[i, WS_F], ws[i, WS_F + 1], ws[i, WS_F + 2] = a0 + x0 + y0, a1 + x1 + y1, a2 + x2 + y2
     ws[i, WS_F + 3], ws[i, WS_F + 4], ws[i, WS_F + 5] = a3 + z0, a4 + z1, a5 + z2
+
+
+@body_step
+def root_offset(mf, q, r):
+    """The translation the dynamics leave out for the subtree of root row r: its tree
+    transform's, plus what its coordinates give a root prismatic, free or planar joint."""
+    ox, oy, oz = mf[r, MF_T], mf[r, MF_T + 1], mf[r, MF_T + 2]
+    kind = mf[r, MF_TYPE]
+    iq = int(mf[r, MF_Q])
+    if kind == PRISMATIC:  # along the joint axis: the tree rotation's z column
+        x = q[iq]
+        ox += mf[r, MF_R + 2] * x
+        oy += mf[r, MF_R + 5] * x
+        oz += mf[r, MF_R + 8] * x
+    elif kind == FREE or kind == PLANAR:
+        tx, ty = q[iq], q[iq + 1]
+        tz = q[iq + 2] if kind == FREE else 0.0
+        ox += mf[r, MF_R] * tx + mf[r, MF_R + 1] * ty + mf[r, MF_R + 2] * tz
+        oy += mf[r, MF_R + 3] * tx + mf[r, MF_R + 4] * ty + mf[r, MF_R + 5] * tz
+        oz += mf[r, MF_R + 6] * tx + mf[r, MF_R + 7] * ty + mf[r, MF_R + 8] * tz
+    return ox, oy, oz
