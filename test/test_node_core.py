@@ -1,0 +1,148 @@
+"""The node's ROS-free core (intake, scheduler, tick, services, builder, reports) without ROS:
+wired as the node wires it (node_core_helpers.Core), checked against the library."""
+
+import threading
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+from node_core_helpers import Core, ListLog
+from ros_helpers import library_terms, small_robot_urdf
+
+from coriolis_ros.dynamics import Dynamics
+from coriolis_ros.node.reports import Reporter
+from coriolis_ros.node.scheduler import Scheduler
+
+URDF = small_robot_urdf()
+
+
+def _state(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+
+
+def test_a_joint_state_is_published_with_the_library_terms():
+    core = Core(URDF)
+    dyn = Dynamics.from_urdf(URDF)
+    names = list(dyn.joint_names)
+    q, qd = _state(len(names))
+    assert "ready: tiny, 4 DoF" in core.log.text()
+    assert core.joint_state(names[::-1], q[::-1], qd[::-1], stamp_ns=5_000_000_123)
+    (stamp, fields), = core.published
+    assert (stamp.sec, stamp.nanosec) == (5, 123)
+    np.testing.assert_array_equal(fields["position"], q)
+    for name, expected in library_terms(dyn, q, qd).items():
+        np.testing.assert_allclose(fields[name].reshape(expected.shape), expected, rtol=1e-12,
+                                   atol=1e-12, err_msg=name)  # fmt: skip
+    assert "effort" not in fields and "external_effort" not in fields
+    assert core.state.counters.published == 1
+
+
+def test_partial_and_bad_messages_are_counted_and_reported():
+    core = Core(URDF)
+    names = list(core.model.joint_names)
+    assert core.joint_state(names[:2], [0.1, 0.2])  # merged: the tick waits for the rest
+    assert core.published == []
+    assert core.state.counters.withheld == 1
+    assert "waiting for joint_states of 2 of 4 joints" in core.log.text()
+    assert not core.joint_state(names, [0.1, 0.2, np.nan, 0.3])
+    assert core.state.counters.rejected == 1
+    assert "non-finite position" in core.state.last_rejection
+    assert not core.joint_state(["ghost"], [0.0])
+    assert core.state.counters.ignored == 1
+    assert "ignoring unknown joint 'ghost'" in core.log.text()
+
+
+def test_scheduler_ticks_inline_while_cheap_then_in_the_worker():
+    ran = []
+    done = threading.Event()
+
+    def tick(since, inline):
+        ran.append((inline, threading.current_thread().name))
+        done.set()
+
+    scheduler = Scheduler(tick, inline_share=0.5)
+    scheduler.start()
+    try:
+        scheduler.request(0.0)
+        assert ran[-1] == (True, threading.current_thread().name)
+        for _ in range(200):  # ticks cost 10 ms, messages arrive every 1 ms
+            scheduler.tick_cost(0.01)
+        done.clear()
+        scheduler.request(0.0)
+        assert done.wait(5.0)
+        assert ran[-1] == (False, "coriolis-compute")
+        # share 0: always the worker, whatever the cost
+        scheduler.inline_share, scheduler.cost_ema = 0.0, 0.0
+        done.clear()
+        scheduler.request(0.0)
+        assert done.wait(5.0) and ran[-1][0] is False
+    finally:
+        scheduler.stop()
+
+
+def test_services_answer_from_the_library_and_refuse_bad_requests():
+    core = Core(URDF)
+    dyn = Dynamics.from_urdf(URDF)
+    names = list(dyn.joint_names)
+    q, qd = _state(len(names), 3)
+    request = SimpleNamespace(joint_names=names, position=q, velocity=qd, base_position=[],
+                              base_velocity=[], reference_velocity=[],
+                              reference_acceleration=[])  # fmt: skip
+    response = core.services.dynamics(request, SimpleNamespace())
+    assert response.success, response.message
+    for name, expected in library_terms(dyn, q, qd).items():
+        np.testing.assert_allclose(np.asarray(getattr(response, name)).reshape(expected.shape),
+                                   expected, rtol=1e-12, atol=1e-12)  # fmt: skip
+    request.joint_names = [*names[:-1], "ghost"]
+    response = core.services.dynamics(request, SimpleNamespace())
+    assert not response.success and "unknown joint names: ghost" in response.message
+    empty = Core()
+    response = empty.services.dynamics(request, SimpleNamespace())
+    assert not response.success and "no robot model yet" in response.message
+    christoffel = SimpleNamespace(joint_names=names, position=q, base_position=[])
+    response = core.services.christoffel(christoffel, SimpleNamespace(header=SimpleNamespace()))
+    assert response.success
+    np.testing.assert_allclose(np.asarray(response.symbols), dyn.christoffel(q).ravel(),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+
+
+def test_builder_keeps_the_old_model_when_a_description_is_refused():
+    core = Core(URDF)
+    core.builder.request("robot.urdf", "topic /robot_description")
+    assert "not URDF XML" in core.state.model_error
+    floating = URDF.replace('type="revolute"', 'type="floating"', 1)
+    core.builder.build(floating, "topic /robot_description")
+    assert "floating or planar" in core.state.model_error
+    assert core.model.name == "tiny"
+    assert "rejected (keeping model tiny)" in core.log.text()
+    core.builder.build(URDF, "again")
+    assert core.state.model_error == "" and "unchanged, model kept" in core.log.text()
+
+
+def test_reporter_throttles_per_key():
+    log = ListLog()
+    clock = [0.0]
+    reporter = Reporter(log, 2.0, clock=lambda: clock[0])
+    assert reporter.warn(("rejected", "a"), "first")
+    assert not reporter.warn(("rejected", "a"), "again")
+    clock[0] = 2.5
+    assert reporter.warn(("rejected", "a"), "later")
+    assert log.lines[-1] == ("warning", "later (1 similar suppressed)")
+    reporter.period = 0.0
+    assert reporter.warn(("rejected", "a"), "no throttle", now=2.5)
+
+
+def test_builder_thread_builds_in_the_background():
+    core = Core()
+    core.builder.start()
+    try:
+        core.builder.request(URDF, "parameter robot_description")
+        deadline = time.monotonic() + 60
+        while core.model is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert core.model is not None and core.model.n == 4
+        assert not core.builder.building
+    finally:
+        core.builder.stop()
