@@ -146,3 +146,84 @@ def test_builder_thread_builds_in_the_background():
         assert not core.builder.building
     finally:
         core.builder.stop()
+
+
+# ---------------------------------------------------------------- nothing non-finite leaves
+
+
+def test_tick_outputs_find_every_nonfinite_field_and_pass_huge_finite_ones():
+    from coriolis_ros.node.tick import TickOutputs
+
+    out = TickOutputs(3)
+    assert out.nonfinite(effort=True, external_effort=True) == []
+    out.view["coriolis_matrix"][2, 1] = 1.7e308  # finite: published
+    out.view["momentum"][0] = -1.7e308
+    assert out.nonfinite() == []
+    for name, value in (("mass_matrix", np.nan), ("gravity_force", np.inf),
+                        ("coriolis_force", -np.inf), ("position", np.nan)):  # fmt: skip
+        out.view[name].reshape(-1)[-1] = value
+        assert out.nonfinite() == [name], name
+        out.view[name].reshape(-1)[-1] = 0.0
+    out.view["external_effort"][1] = np.nan
+    assert out.nonfinite() == [] and out.nonfinite(external_effort=True) == ["external_effort"]
+    out.view["external_effort"][1] = 0.0
+    # A field switched off is not published, so not checked.
+    flags = {param: param != "publish_gravity" for _, param, _ in __import__(
+        "coriolis_ros.node.params", fromlist=["OUTPUT_FIELDS"]).OUTPUT_FIELDS}
+    out.set_flags(flags)
+    out.view["gravity_force"][0] = np.nan
+    assert out.nonfinite() == []
+
+
+def test_a_nonfinite_tick_is_withheld_counted_and_diagnosed():
+    from coriolis_ros.node import diagnostics
+
+    core = Core(URDF)
+    names = list(core.model.joint_names)
+    out = core.model.out
+    compute = out.compute
+
+    def overflowing(dyn, matrices=False):
+        compute(dyn, matrices)
+        out.view["coriolis_force"][1] = np.inf
+
+    out.compute = overflowing
+    core.joint_state(names, [0.1] * 4, [0.2] * 4, stamp_ns=7_000_000_001)
+    assert core.published == []
+    assert core.state.counters.failed == 1 and core.state.counters.published == 0
+    assert "not publishing: coriolis_force not finite at the joint state stamped " \
+           "7.000000001 s" in core.log.text()
+    snapshot, _ = core.state.snapshot(time.monotonic(), False, core.p)
+    level, message, values = diagnostics.evaluate(snapshot)
+    assert level == diagnostics.WARN and "non-finite result(s) withheld" in message
+    assert dict(values)["nonfinite_results"] == "1"
+    out.compute = compute  # finite again: published, and the next period is OK
+    core.joint_state(names, [0.1] * 4, [0.2] * 4, stamp_ns=7_000_000_002)
+    assert len(core.published) == 1
+    snapshot, _ = core.state.snapshot(time.monotonic(), False, core.p)
+    assert diagnostics.evaluate(snapshot)[0] == diagnostics.OK
+
+
+def test_a_nonfinite_service_answer_is_refused_with_the_reason():
+    core = Core(URDF)
+    names = list(core.model.joint_names)
+    dyn = core.model.service_dyn
+    request = SimpleNamespace(joint_names=names, position=[0.1] * 4, velocity=[0.2] * 4,
+                              base_position=[], base_velocity=[], reference_velocity=[],
+                              reference_acceleration=[])  # fmt: skip
+    gravity = dyn.gravity
+    dyn.gravity = lambda q: np.full(4, np.nan)
+    response = core.services.dynamics(request, SimpleNamespace())
+    assert not response.success and "gravity_force not finite" in response.message
+    assert not hasattr(response, "mass_matrix")  # nothing filled
+    assert core.state.nonfinite == 1
+    dyn.gravity = gravity
+    assert core.services.dynamics(request, SimpleNamespace()).success
+    christoffel = dyn.christoffel
+    dyn.christoffel = lambda q: np.full((4, 4, 4), np.inf)
+    request = SimpleNamespace(joint_names=names, position=[0.1] * 4, base_position=[])
+    response = core.services.christoffel(request, SimpleNamespace(header=SimpleNamespace()))
+    assert not response.success and "symbols not finite" in response.message
+    dyn.christoffel = christoffel
+    response = core.services.christoffel(request, SimpleNamespace(header=SimpleNamespace()))
+    assert response.success

@@ -1,7 +1,9 @@
 """The node's services, answered from the current model (ROS-free: the request and response
 objects are the node's, filled here by attribute).
 
-A failure is ``success=false`` with the reason in ``message``, never an exception.
+Every answer is checked before it leaves: a failure is ``success=false`` with the reason in
+``message``, never an exception and never a non-finite number (those are refused, counted and
+reported in the diagnostics).
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ NO_MODEL = "no robot model yet (waiting for robot_description)"
 FIXED_BASE_REQUEST = (
     "base_position/base_velocity given, but the model has a fixed base (root_joint: fixed)"
 )
+
+
+def nonfinite_fields(fields: dict) -> list[str]:
+    """The names of the arrays in `fields` that hold NaN or an infinity."""
+    return [name for name, value in fields.items() if not np.isfinite(value).all()]
 
 
 def reference_problem(request, n: int):
@@ -46,6 +53,20 @@ class Services:
         self.log = log
         self.p = params
         self.now_stamp = now_stamp  # () -> the node's clock as a stamp message
+
+    def _refuse_nonfinite(self, response, model, fields: dict) -> bool:
+        bad = nonfinite_fields(fields)
+        if not bad:
+            return False
+        reason = (
+            f"{', '.join(bad)} not finite for this request (model {model.name}: values "
+            "overflow there)"
+        )
+        self.state.record_nonfinite(reason)
+        self.log.error(f"service answer refused: {reason}")
+        response.success = False
+        response.message = f"refused: {reason}"
+        return True
 
     def christoffel(self, request, response):
         response.success = False
@@ -86,6 +107,8 @@ class Services:
                 q = np.concatenate((base[0], q))
             with model.service_lock:
                 gamma = model.service_dyn.christoffel(q)
+            if self._refuse_nonfinite(response, model, {"symbols": gamma, "position": q}):
+                return response
             response.joint_names = list(model.joint_names)
             response.position_names = list(model.position_names)
             response.position = to_field(q)
@@ -152,6 +175,8 @@ class Services:
                     position=q,
                     velocity=qd,
                 )
+            if self._refuse_nonfinite(response, model, fields):
+                return response
             for field_name, value in fields.items():
                 setattr(response, field_name, to_field(value))
             response.joint_names = list(model.joint_names)

@@ -31,10 +31,19 @@ class NodeState:
         self.stamp_problems = {ZERO_STAMP: 0, FUTURE_STAMP: 0}  # messages, since start
         self.last_rejection = ""
         self.model_error = ""
+        self.nonfinite = 0  # results withheld or refused because not finite, since start
+        self.last_nonfinite = ""
+        self.nonfinite_recent = 0  # ... in the current diagnostics period
         self.residual = math.nan
         self.residual_scale = 1.0
         self.residual_due = True
         self.flags_version = 0
+
+    def record_nonfinite(self, reason: str) -> None:
+        with self.lock:
+            self.nonfinite += 1
+            self.nonfinite_recent += 1
+            self.last_nonfinite = reason
 
     def snapshot(self, now: float, building: bool, params: dict):
         """(diagnostics.Snapshot, [(key, float), ...]) of the period that ends now; resets the
@@ -54,6 +63,9 @@ class NodeState:
                 root_joint=params["root_joint"],
                 last_rejection=self.last_rejection,
                 update_rate=float(params["update_rate"]),
+                nonfinite=self.nonfinite,
+                nonfinite_recent=self.nonfinite_recent,
+                last_nonfinite=self.last_nonfinite,
             )
             extra = [
                 ("tick_time_mean_ms", self.tick_window.mean() * 1e3),
@@ -71,6 +83,7 @@ class NodeState:
             feed = model.feed if model is not None else None
             extra += _observer_values(feed)
             self.inline_ticks = 0
+            self.nonfinite_recent = 0
             self.stages.reset(now)
             for window in (
                 self.input_window,

@@ -3,8 +3,8 @@ in).
 
 Top to bottom: take the merged state (and the effort and the observer's estimate at it) under
 the lock; report stale joints, old velocities and mimic joints off their leader; stop when
-joints or the base state are missing; run the kernels into the message's own storage; fill
-the stamp; publish; account.
+joints or the base state are missing; run the kernels into the message's own storage; refuse
+anything non-finite; fill the stamp; publish; account.
 """
 
 from __future__ import annotations
@@ -131,6 +131,10 @@ class Ticker:
         model.out.compute(model.dyn, matrices=residual_due)
         t1 = time.perf_counter()
         stamp = take.stamp
+        bad = model.out.nonfinite(has_effort, has_estimate)
+        if bad:
+            self._refuse(model, bad, stamp, start)
+            return
         payload = output.payload(has_effort, has_estimate, stamp)
         t2 = time.perf_counter()
         self.publish(payload)
@@ -157,3 +161,14 @@ class Ticker:
             if residual is not None and state.model is model:
                 state.residual, state.residual_scale = residual, scale
                 state.residual_due = False
+
+    def _refuse(self, model, bad: list, stamp, now: float) -> None:
+        """Nothing non-finite is published: the state is counted as failed and reported."""
+        reason = (
+            f"{', '.join(bad)} not finite at the joint state stamped "
+            f"{stamp.sec}.{stamp.nanosec:09d} s (model {model.name}: values overflow there)"
+        )
+        with self.state.lock:
+            self.state.counters.failed += 1
+        self.state.record_nonfinite(reason)
+        self.reporter.warn(("nonfinite",), f"not publishing: {reason}", now, error=True)
