@@ -227,3 +227,37 @@ def test_a_nonfinite_service_answer_is_refused_with_the_reason():
     dyn.christoffel = christoffel
     response = core.services.christoffel(request, SimpleNamespace(header=SimpleNamespace()))
     assert response.success
+
+
+# ---------------------------------------------------------------- joints that follow a leader
+
+
+def test_a_message_of_only_mimic_joints_gives_no_new_state():
+    from ros_helpers import panda_urdf
+
+    from coriolis_ros.stream.joint_state_buffer import FOLLOWERS_ONLY, JointStateBuffer
+
+    core = Core(panda_urdf())
+    model = core.model
+    names = list(model.joint_names)  # finger_joint2 follows finger_joint1: not among them
+    assert "panda_finger_joint2" in model.mimic and "panda_finger_joint2" not in names
+    q = np.linspace(0.0, 0.04, len(names))
+    core.joint_state(names, q, np.zeros(len(names)), stamp_ns=10)
+    assert len(core.published) == 1
+    # Only the mimic joint, off its leader: checked and reported, no new state, no output.
+    due = core.joint_state(["panda_finger_joint2"], [0.5], stamp_ns=11)
+    assert due is True  # the tick runs the check
+    assert len(core.published) == 1
+    assert core.state.counters.ignored == 1
+    assert "mimic joint(s) off their leader" in core.log.text()
+    assert model.buffer.stamp.nanosec == 10 and model.buffer.pending == 0
+    # The other side: the mimic joint with its leader is a new state.
+    core.joint_state(["panda_finger_joint1", "panda_finger_joint2"], [0.01, 0.01], stamp_ns=12)
+    assert len(core.published) == 2 and core.published[-1][0].nanosec == 12
+    # The buffer alone: same status, nothing pending.
+    buf = JointStateBuffer(("a",), extra_names=("m",))
+    assert buf.update(["m"], [1.0], [], 0, "s", 0.0).status == FOLLOWERS_ONLY
+    assert buf.pending == 0 and buf.stamp is None and buf.extra_pending
+    assert buf.extra_position[0] == 1.0
+    assert buf.update(["a", "m"], [2.0, 1.0], [], 0, "t", 0.0).status == "accepted"
+    assert buf.pending == 1 and buf.stamp == "t"

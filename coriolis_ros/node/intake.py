@@ -13,6 +13,7 @@ import time
 
 from coriolis_ros.stream.joint_state_buffer import (
     ACCEPTED,
+    FOLLOWERS_ONLY,
     REJECTED,
     ZERO_STAMP,
     name_list,
@@ -59,7 +60,7 @@ class Intake:
                 if status == REJECTED:
                     counters.rejected += 1
                     state.last_rejection = result.reason
-                elif status != ACCEPTED:  # ignored
+                elif status != ACCEPTED:  # ignored, or only joints that follow a leader
                     counters.ignored += 1
         warn = self.reporter.warn
         if result is None:
@@ -82,6 +83,8 @@ class Intake:
         if status == REJECTED:
             key = ("rejected", re.sub(r"[0-9]+", "#", result.reason)[:60])
             warn(key, f"joint_states message rejected: {result.reason}", now)
+        elif status == FOLLOWERS_ONLY:
+            return True  # the tick checks them against their leader; no new state
         else:
             warn(
                 ("ignored",),

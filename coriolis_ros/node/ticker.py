@@ -57,7 +57,8 @@ class Ticker:
             base_wait = ""
             mimic_off = None
             if model.mimic_check is not None and buffer.extra_pending:
-                mimic_off = model.mimic_check.check()  # before take, which clears the flag
+                mimic_off = model.mimic_check.check()
+                buffer.extra_pending = False
             take = None
             if buffer.pending:
                 take = buffer.take(model.q_joints, model.qd_joints)
