@@ -132,6 +132,46 @@ def test_reporter_throttles_per_key():
     assert log.lines[-1] == ("warning", "later (1 similar suppressed)")
     reporter.period = 0.0
     assert reporter.warn(("rejected", "a"), "no throttle", now=2.5)
+    assert reporter.warn(("rejected", "b"), "no throttle either", now=2.5)
+
+
+def test_reporter_one_line_per_second_per_kind_whatever_the_keys():
+    log = ListLog()
+    reporter = Reporter(log, 2.0)
+    # 1000 different reasons within 0.999 s: one line; the next second's line counts the rest.
+    for k in range(1000):
+        reporter.warn(("rejected", f"reason {k}"), f"rejected {k}", now=10.0 + k * 0.999e-3)
+    assert [t for _, t in log.lines] == ["rejected 0"]
+    assert not reporter.warn(("rejected", "new"), "x", now=10.999)  # just under 1 s
+    assert reporter.warn(("rejected", "new"), "rejected new", now=11.0)  # 1 s: allowed
+    assert log.lines[-1] == ("warning", "rejected new (1000 similar suppressed)")
+    # Another kind is not held back by this one.
+    assert reporter.warn(("stale",), "stale", now=11.0)
+    # warning_period below 1 s lowers the kind limit with it (0: none).
+    reporter.period = 0.25
+    assert not reporter.warn(("rejected", "b"), "b", now=11.2)
+    assert reporter.warn(("rejected", "b"), "b", now=11.25)
+
+
+def test_twenty_thousand_unknown_names_are_one_line():
+    core = Core(URDF)
+    names = list(core.model.joint_names)
+    ghosts = [f"ghost_{k}" for k in range(20_000)]
+    core.joint_state([*names, *ghosts], np.zeros(len(names) + len(ghosts)))
+    lines = [t for _, t in core.log.lines if "unknown" in t]
+    assert len(lines) == 1, lines[:3]
+    assert lines[0].startswith("ignoring 20000 unknown joints in joint_states (not in model tiny)")
+    assert "ghost_0, ghost_1" in lines[0] and "... and 19990 more" in lines[0]
+    assert len(core.published) == 1  # the model's joints are used
+    # The same set again: nothing new; a new set within the second: held back, then counted.
+    core.joint_state([*names, *ghosts], np.zeros(len(names) + len(ghosts)))
+    core.joint_state([*names, "other"], np.zeros(len(names) + 1))
+    assert len([t for _, t in core.log.lines if "unknown" in t]) == 1
+    # One unknown name: named on its own.
+    log = ListLog()
+    Reporter(log, 2.0).unknown_names(["ghost"], "tiny", now=0.0)
+    assert log.lines == [("warning", "ignoring unknown joint 'ghost' in joint_states (not in "
+                                     "model tiny)")]  # fmt: skip
 
 
 def test_builder_thread_builds_in_the_background():

@@ -232,7 +232,8 @@ PARAMETERS = (
         "warning_period",
         2.0,
         "Seconds between repeats of the same warning (bad input, waiting for joints, "
-        "stale joints).",
+        "stale joints); besides, at most one line per kind of warning per min(1 s, this). "
+        "Held-back lines are counted in the next one. 0: every warning printed.",
         minimum=0.0,
         maximum=3600.0,
     ),
