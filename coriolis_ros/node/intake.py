@@ -106,7 +106,8 @@ class Intake:
             )
         if note:
             what = "odometry" if accepted else "odometry rejected"
-            self.reporter.warn(("odometry", accepted), f"{what}: {note}", now)
+            kind = "odometry-note" if accepted else "odometry-rejected"
+            self.reporter.warn((kind,), f"{what}: {note}", now)
 
     # ---------------------------------------------------------------- observer
 
@@ -129,7 +130,7 @@ class Intake:
 
     def _report_observer(self, note: tuple, now: float) -> None:
         event, detail = note
-        key = ("observer", event)
+        key = (f"observer-{event}",)
         if event == PAUSED:
             text = (
                 f"momentum observer paused: joint_states without effort for {len(detail)} "
@@ -167,4 +168,4 @@ class Intake:
             )
         with self.state.lock:
             self.state.stamp_problems[problem] += 1
-        self.reporter.warn(("stamp", problem), text, now)
+        self.reporter.warn((f"stamp-{problem}",), text, now)

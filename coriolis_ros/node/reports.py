@@ -4,7 +4,7 @@ Two limits, both counted so the next line says how many were held back:
 
 * per key (e.g. ``("rejected", "# joint names but # positions")``): one line per
   ``warning_period`` seconds (:class:`~coriolis_ros.node.stats.Throttle`);
-* per kind (the key's first element: "rejected", "unknown", "observer", ...): at most one
+* per kind (the key's first element: "rejected", "unknown", "stamp-future", ...): at most one
   line per ``min(KIND_PERIOD, warning_period)`` seconds, whatever the keys within it, so input
   that varies in every message (a different name list, a different bad value) cannot flood
   the log. ``warning_period`` 0 turns both off (every warning printed, for debugging).
