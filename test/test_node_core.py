@@ -301,3 +301,63 @@ def test_a_message_of_only_mimic_joints_gives_no_new_state():
     assert buf.extra_position[0] == 1.0
     assert buf.update(["a", "m"], [2.0, 1.0], [], 0, "t", 0.0).status == "accepted"
     assert buf.pending == 1 and buf.stamp == "t"
+
+
+# ---------------------------------------------------------------- parameters
+
+
+XACRO = """<?xml version="1.0"?>
+<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r">
+  <xacro:macro name="arm" params="n"><link name="${n}"/></xacro:macro>
+  <link name="base"/><xacro:arm n="l1"/>
+</robot>
+"""
+
+
+def test_a_set_that_would_be_refused_later_is_refused_when_made(tmp_path):
+    from coriolis_ros.node.param_checks import check_set
+
+    core = Core(URDF)
+    good, xacro, text = tmp_path / "good.urdf", tmp_path / "robot.xacro", tmp_path / "notes.txt"
+    good.write_text(URDF)
+    xacro.write_text(XACRO)
+    text.write_text("a robot, one day")
+    g = (0.0, 0.0, -9.81)
+
+    reason, loaded = check_set({"robot_description_file": str(good)}, core.p, core.model, g)
+    assert reason is None and loaded["robot_description_file"][1].nv == 4
+    for path, words in ((xacro, "xacro"), (text, "not URDF XML"),
+                        (tmp_path / "none.urdf", "no such file")):  # fmt: skip
+        reason, loaded = check_set({"robot_description_file": str(path)}, core.p, core.model, g)
+        assert reason is not None and words in reason and loaded == {}, reason
+    reason, _ = check_set({"robot_description": XACRO}, core.p, core.model, g)
+    assert "xacro" in reason
+    assert check_set({"robot_description": URDF}, core.p, core.model, g)[0] is None
+    # observer_gain against the model's size, both sides; and the plain range checks
+    on = {**core.p, "observer_enabled": True}
+    assert check_set({"observer_gain": [1.0] * 4}, on, core.model, g)[0] is None
+    reason, _ = check_set({"observer_gain": [1.0] * 3}, on, core.model, g)
+    assert "observer_gain has 3 values but the model has 4" in reason
+    assert check_set({"observer_gain": [1.0] * 3}, core.p, core.model, g)[0] is None  # off
+    reason, _ = check_set({"observer_enabled": True, "observer_gain": [1.0] * 5}, core.p,
+                          core.model, g)  # fmt: skip
+    assert "5 values" in reason
+    assert check_set({"update_rate": 10000.0}, core.p, core.model, g)[0] is None
+    assert "<= 10000" in check_set({"update_rate": 10000.5}, core.p, core.model, g)[0]
+
+
+def test_unknown_parameters_are_named_with_the_nearest_valid_name():
+    from coriolis_ros.node.param_checks import nearest_name, unknown_parameter_lines
+    from coriolis_ros.node.params import SPECS
+
+    assert nearest_name("update_rat") == "update_rate"
+    assert nearest_name("obsever_gain") == "observer_gain"
+    assert nearest_name("zzzz") is None
+    given = ["update_rat", "use_sim_time", "qos_overrides./x.publisher.depth", "zzzz",
+             "update_rate"]  # fmt: skip
+    lines = unknown_parameter_lines(given, SPECS)
+    assert lines == [
+        "unknown parameter 'update_rat' ignored; did you mean 'update_rate'?",
+        "unknown parameter 'zzzz' ignored (see config/coriolis.yaml)",
+    ]
+    assert unknown_parameter_lines(list(SPECS), SPECS) == []

@@ -10,7 +10,7 @@ hands every callback to a ROS-free part of :mod:`coriolis_ros.node`:
 * :mod:`.builder`: one thread loads and warms up each new robot_description, then swaps the
   model in atomically (:mod:`.robot_model`); ticks keep running on the old model meanwhile;
 * :mod:`.services`, :mod:`.state` (diagnostics snapshot), :mod:`.reports` (rate-limited log),
-  :mod:`.main` (start, spin, stop).
+  :mod:`.param_checks` (parameters checked when set), :mod:`.main` (start, spin, stop).
 
 Executors: with executor_threads 1, rclpy.experimental.EventsExecutor (parameter executor:
 events, the default) or the SingleThreadedExecutor (executor: single); > 1 a
@@ -45,9 +45,10 @@ from .intake import Intake
 from .main import NODE_NAME, run
 from .odometry import parse_odometry
 from .output_message import OutputMessage
-from .params import OUTPUT_FIELDS, validate
+from .param_checks import check_set
+from .params import OUTPUT_FIELDS
 from .reports import Reporter
-from .robot_model import ModelError, read_description_file
+from .robot_model import ModelError, load_dynamics, read_description_file
 from .ros_params import declare_all
 from .scheduler import Scheduler
 from .services import Services
@@ -76,6 +77,16 @@ class CoriolisNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         self._p = p = declare_all(self)
         self._gravity = tuple(float(v) for v in p["gravity"])
+        # At start a model file that cannot be used ends the start-up (exit 2), like a
+        # missing one: it is loaded here, warmed up in the builder.
+        startup = None
+        if p["robot_description_file"]:
+            path = p["robot_description_file"]
+            try:
+                urdf = read_description_file(path)
+                startup = (urdf, f"file {path}", load_dynamics(urdf, p, self._gravity))
+            except ModelError as exc:
+                raise ValueError(f"robot_description_file {path}: cannot use it: {exc}") from None
         self._stop = threading.Event()
         self._state = NodeState(time.monotonic())
         log = self.get_logger()
@@ -139,12 +150,9 @@ class CoriolisNode(Node):
 
         self._scheduler.start()
         self._builder.start()
-        if p["robot_description_file"]:
-            path = p["robot_description_file"]
-            try:
-                self._builder.request(read_description_file(path), f"file {path}")
-            except ModelError as exc:
-                self._builder.reject(f"file {path}", str(exc))
+        if startup is not None:
+            urdf, source, dyn = startup
+            self._builder.request(urdf, source, dyn)
         elif p["robot_description"]:
             self._builder.request(p["robot_description"], "parameter robot_description")
         else:
@@ -157,10 +165,11 @@ class CoriolisNode(Node):
     # ------------------------------------------------------------------ parameters
 
     def _validate_parameters(self, parameters) -> SetParametersResult:
-        for p in parameters:
-            reason = validate(p.name, p.value)
-            if reason is not None:
-                return SetParametersResult(successful=False, reason=reason)
+        updates = {p.name: p.value for p in parameters if p.name in self._p}
+        reason, loaded = check_set(updates, self._p, self._state.model, self._gravity)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
+        self._preloaded = loaded
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, parameters) -> None:

@@ -1,11 +1,12 @@
 """The node's parameters as ROS 2 parameters: declared with descriptors from
-:data:`~coriolis_ros.node.params.PARAMETERS`."""
+:data:`~coriolis_ros.node.params.PARAMETERS`, unknown ones warned by name."""
 
 from __future__ import annotations
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.parameter import Parameter
 
+from .param_checks import unknown_parameter_lines
 from .params import PARAMETERS, validate
 
 _ARRAY_TYPES = {"string": Parameter.Type.STRING_ARRAY, "double": Parameter.Type.DOUBLE_ARRAY}
@@ -52,4 +53,6 @@ def declare_all(node) -> dict:
             f"locked_joints has {len(values['locked_joints'])} names but locked_positions "
             f"{len(values['locked_positions'])} values"
         )
+    for line in unknown_parameter_lines(node._parameter_overrides, values):
+        node.get_logger().warning(line)
     return values
