@@ -67,6 +67,8 @@ def run(node_class, args=None) -> int:
             print(f"{NODE_NAME}: invalid parameter: {one_line(exc)}", file=sys.stderr)
             return 2
         except Exception as exc:  # noqa: BLE001 -- anything else: say why and exit non-zero
+            if not rclpy.ok():
+                return 0  # SIGINT/SIGTERM during the start-up shut the context down
             get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
             return 1
         _spin(node)
@@ -79,9 +81,9 @@ def run(node_class, args=None) -> int:
             raise
     finally:
         if node is not None:
-            node.shutdown()
-            node.destroy_node()
-        rclpy.try_shutdown()
+            _quietly(node.shutdown)
+            _quietly(node.destroy_node)
+        _quietly(rclpy.try_shutdown)
     return 0
 
 
@@ -102,3 +104,11 @@ def _spin(node) -> None:
         # (rclpy 9.1.2); spin_once with a timeout lets the signal through.
         while node.context.ok():
             executor.spin_once(timeout_sec=0.2)
+
+
+def _quietly(step) -> None:
+    """A teardown step after the context is gone may fail: the node is ending anyway."""
+    try:
+        step()
+    except (KeyboardInterrupt, Exception):  # noqa: BLE001
+        pass
