@@ -361,3 +361,41 @@ def test_unknown_parameters_are_named_with_the_nearest_valid_name():
         "unknown parameter 'zzzz' ignored (see config/coriolis.yaml)",
     ]
     assert unknown_parameter_lines(list(SPECS), SPECS) == []
+
+
+# ---------------------------------------------------------------- observer on a floating base
+
+
+def test_the_observer_runs_on_a_floating_base_like_the_library():
+    from coriolis_ros.dynamics import MomentumObserver
+    from coriolis_ros.robots import robot_path
+
+    urdf = robot_path("quadruped12").read_text()
+    core = Core(urdf, root_joint="floating", observer_enabled=True, observer_gain=10.0)
+    model = core.model
+    assert model.feed is not None and "odometry of" in core.log.text()
+    dyn = Dynamics.from_urdf(urdf, root_joint="floating")
+    reference = MomentumObserver(dyn, 10.0)
+    joints = list(model.measured_names)
+    m, rng = len(joints), np.random.default_rng(11)
+    t0 = 1_700_000_000_000_000_000
+    for k in range(5):
+        stamp_ns = t0 + k * 2_000_000
+        pose = np.array([1.0 + 0.01 * k, -2.0, 0.4, 0.0, 0.0, np.sin(0.05 * k), np.cos(0.05 * k)])
+        twist = rng.uniform(-0.5, 0.5, 6)
+        core.intake.odometry((stamp_ns, "odom", dyn.root_link, pose, twist), 0.0)
+        q, qd, tau = rng.uniform(-1, 1, m), rng.uniform(-1, 1, m), rng.uniform(-5, 5, m)
+        core.joint_state(joints, q, qd, tau, stamp_ns=stamp_ns)
+        expected = reference.update(
+            (stamp_ns - t0) * 1e-9, np.concatenate((pose, q)), np.concatenate((twist, qd)),
+            np.concatenate((np.zeros(6), tau)),
+        )  # fmt: skip
+        _, fields = core.published[-1]
+        np.testing.assert_allclose(fields["external_effort"], expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(fields["effort"][:6], 0.0)
+    assert np.abs(expected).max() > 0  # it integrates, base rows included
+    # The other side: a joint state 0.2 s from the newest odometry (base_state_timeout 0.1 s)
+    # pauses the observer (and the output), with a line saying why.
+    core.joint_state(joints, q, qd, tau, stamp_ns=stamp_ns + 200_000_000)
+    assert not model.feed.valid and model.feed.counts["paused_base"] == 1
+    assert "momentum observer paused: odometry is 0.200 s apart" in core.log.text()

@@ -22,12 +22,6 @@ def make_feed(model, params: dict, log):
     cannot run). Loads its kernels: call it off the tick path."""
     if not params["observer_enabled"]:
         return None
-    if model.base is not None:
-        log.warning(
-            "momentum observer not running: it supports fixed-base models only "
-            f"(root_joint is {model.root_joint})"
-        )
-        return None
     try:
         feed = ObserverFeed(model.dyn, params["observer_gain"], float(params["observer_max_gap"]))
     except ValueError as exc:
@@ -37,9 +31,12 @@ def make_feed(model, params: dict, log):
     gain = f"{gains[0]:g}" if len(gains) == 1 else "per joint " + ", ".join(
         f"{k:g}" for k in feed.gain
     )
+    needs = "JointState.effort for every joint"
+    if model.base is not None:
+        needs += f" and odometry of '{model.dyn.root_link}'; the base's effort is taken as zero"
     log.info(
         f"momentum observer on {model.name}: K_O {gain} 1/s, max gap "
-        f"{feed.max_gap:g} s (needs JointState.effort for every joint)"
+        f"{feed.max_gap:g} s (needs {needs})"
     )
     return feed
 

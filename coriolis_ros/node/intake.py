@@ -20,7 +20,7 @@ from coriolis_ros.stream.joint_state_buffer import (
     stamp_problem,
 )
 
-from .observer_feed import PAUSED, RESET_BACKWARDS, RESET_GAP
+from .observer_feed import PAUSED, PAUSED_BASE, RESET_BACKWARDS, RESET_GAP
 
 
 class Intake:
@@ -119,11 +119,15 @@ class Intake:
         feed = model.feed
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
         try:
-            event = feed.update(stamp_ns, buffer.position, buffer.velocity, buffer.effort)
+            event = feed.update_measured(
+                stamp_ns, model.base, buffer.position, buffer.velocity, buffer.effort
+            )
         except ValueError as exc:  # the buffer has checked q and qd: not expected
             return ("failed", str(exc))
         if event == PAUSED:
             return (PAUSED, feed.missing_names(buffer.effort))
+        if event == PAUSED_BASE:
+            return (PAUSED_BASE, feed.base_wait)
         if event in (RESET_GAP, RESET_BACKWARDS):
             return (event, feed.last_gap)
         return ()
@@ -137,6 +141,8 @@ class Intake:
                 f"joint(s): {name_list(detail)} (external_effort stays empty until every "
                 "joint has one)"
             )
+        elif event == PAUSED_BASE:
+            text = f"momentum observer paused: {detail}"
         elif event == RESET_GAP:
             text = (
                 f"momentum observer reset: {detail:.4g} s between joint state stamps is more "

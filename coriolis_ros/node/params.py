@@ -206,9 +206,11 @@ PARAMETERS = (
         False,
         "Run the momentum observer (De Luca's residual) on every joint_states message that "
         "carries an effort for every joint, also those whose output is skipped, and publish "
-        "its estimate of the external torque in CoriolisState.external_effort. Fixed-base "
-        "models only. Messages without effort for some joints pause it (throttled message "
-        "naming them).",
+        "its estimate of the external torque in CoriolisState.external_effort. "
+        "Messages without effort for some joints pause it (throttled message "
+        "naming them). On a floating or planar base the base's state comes from odometry "
+        "(paired by stamp), its effort is taken as zero and the estimate's base rows are the "
+        "external wrench on the base.",
     ),
     ParamSpec(
         "observer_gain",
