@@ -42,6 +42,9 @@ class Snapshot:
     root_joint: str = "fixed"
     odometry_received: int = 0  # floating/planar base: odometry messages, since the model
     odometry_rejected: int = 0  # ... of which rejected (wrong frame, bad values)
+    nonfinite: int = 0  # results withheld or refused because not finite, since start
+    nonfinite_recent: int = 0  # ... in the period of this snapshot
+    last_nonfinite: str = ""  # what the last one was
 
 
 def _fmt(value) -> str:
@@ -79,6 +82,8 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         ("self_check_residual", s.residual),
         ("last_rejected_input", s.last_rejection),
         ("last_rejected_description", s.model_error),
+        ("nonfinite_results", s.nonfinite),
+        ("last_nonfinite_result", s.last_nonfinite),
     ]
     values = [(k, _fmt(v)) for k, v in values]
 
@@ -93,6 +98,10 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
     if not math.isnan(relative) and relative > RESIDUAL_TOLERANCE:
         return ERROR, f"self-check failed: |Mdot - C - C^T| = {s.residual:.3g}", values
     warnings = []
+    if s.nonfinite_recent:
+        warnings.append(
+            f"{s.nonfinite_recent} non-finite result(s) withheld: {s.last_nonfinite}"
+        )
     if s.missing:
         warnings.append(f"waiting for joints: {name_list(s.missing)}")
     if s.stale:

@@ -16,6 +16,11 @@ with what a stream of JointState messages needs:
 * a **repeated stamp** (partial messages of several publishers with the same stamp) is not
   integrated again (no time has passed) and changes nothing.
 
+On a floating or planar base the observer runs on the whole model: :meth:`ObserverFeed.
+update_measured` puts the base state from odometry (paired by stamp, as for the output) before
+the joints', with zero applied effort on the base's rows (it has no actuator), so the
+estimate's base rows are the external wrench on the base. No odometry for a state pauses it.
+
 Every update is O(N) (``coriolis_vectors``, ``gravity`` and the observer step) and
 allocation-free on the normal path; the events tell the node what to log.
 """
@@ -28,11 +33,13 @@ import numpy as np
 
 from coriolis_ros.dynamics import MomentumObserver
 
+from coriolis_ros.stream.base_state import BASE_SIZES
 from coriolis_ros.stream.joint_state_buffer import MAX_ABS
 
 # Events returned by ObserverFeed.update (the node logs the non-OK ones).
 OK = "ok"
 PAUSED = "paused"  # some joints have no effort: feed.missing_names() says which
+PAUSED_BASE = "paused_base"  # floating/planar base without odometry for this state: feed.base_wait
 DUPLICATE = "duplicate"  # same stamp as the last state integrated: nothing to do
 RESET_GAP = "reset_gap"  # gap > max_gap: restarted from this state (feed.last_gap)
 RESET_BACKWARDS = "reset_backwards"  # stamp older than the last one: restarted (feed.last_gap < 0)
@@ -65,6 +72,12 @@ class ObserverFeed:
 
     def __init__(self, dyn, gain, max_gap: float):
         n = dyn.nv
+        # Whole-model state for a floating or planar base: base from odometry, then joints.
+        self._nqb, self._nvb = BASE_SIZES[dyn.root_joint]
+        self._q = dyn.neutral()
+        self._qd = np.zeros(n)
+        self._effort = np.zeros(n)  # the base's rows stay zero: no actuator
+        self.base_wait = ""
         self.joint_names = tuple(dyn.joint_names)
         self.gain = observer_gains(gain, n)
         self.set_max_gap(max_gap)
@@ -76,7 +89,9 @@ class ObserverFeed:
         self._origin_ns: int | None = None
         self._last_ns: int | None = None
         self.last_gap = 0.0
-        self.counts = {OK: 0, PAUSED: 0, DUPLICATE: 0, RESET_GAP: 0, RESET_BACKWARDS: 0}
+        self.counts = {
+            OK: 0, PAUSED: 0, PAUSED_BASE: 0, DUPLICATE: 0, RESET_GAP: 0, RESET_BACKWARDS: 0
+        }
         # Load the kernels now (never on the update path): one update at rest, then forget it.
         z = np.zeros(n)
         self._observer.update(0.0, dyn.neutral(), z, z)
@@ -101,6 +116,23 @@ class ObserverFeed:
     def missing_names(self, effort) -> list[str]:
         """The joints whose effort is missing (NaN), infinite or beyond ±1e50."""
         return [name for name, x in zip(self.joint_names, effort) if not abs(x) <= MAX_ABS]
+
+    def update_measured(self, stamp_ns: int, base, position, velocity, effort) -> str:
+        """:meth:`update` from the joints' state (the measured joints, model order) and, on a
+        floating or planar base, `base` (a BaseStateBuffer) for the base's coordinates:
+        PAUSED_BASE (``base_wait`` says why) when it has no odometry for this stamp."""
+        if base is None:
+            return self.update(stamp_ns, position, velocity, effort)
+        wait = base.fill(self._q, self._qd, stamp_ns)
+        if wait:
+            self.valid = False
+            self.base_wait = wait
+            self.counts[PAUSED_BASE] += 1
+            return PAUSED_BASE
+        self._q[self._nqb :] = position
+        self._qd[self._nvb :] = velocity
+        self._effort[self._nvb :] = effort
+        return self.update(stamp_ns, self._q, self._qd, self._effort)
 
     def update(self, stamp_ns: int, q, qd, effort) -> str:
         """Integrate one joint state (stamp in ns; q, qd, effort: float64 arrays in model

@@ -206,9 +206,11 @@ PARAMETERS = (
         False,
         "Run the momentum observer (De Luca's residual) on every joint_states message that "
         "carries an effort for every joint, also those whose output is skipped, and publish "
-        "its estimate of the external torque in CoriolisState.external_effort. Fixed-base "
-        "models only. Messages without effort for some joints pause it (throttled message "
-        "naming them).",
+        "its estimate of the external torque in CoriolisState.external_effort. "
+        "Messages without effort for some joints pause it (throttled message "
+        "naming them). On a floating or planar base the base's state comes from odometry "
+        "(paired by stamp), its effort is taken as zero and the estimate's base rows are the "
+        "external wrench on the base.",
     ),
     ParamSpec(
         "observer_gain",
@@ -232,7 +234,8 @@ PARAMETERS = (
         "warning_period",
         2.0,
         "Seconds between repeats of the same warning (bad input, waiting for joints, "
-        "stale joints).",
+        "stale joints); besides, at most one line per kind of warning per min(1 s, this). "
+        "Held-back lines are counted in the next one. 0: every warning printed.",
         minimum=0.0,
         maximum=3600.0,
     ),

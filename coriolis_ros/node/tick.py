@@ -56,13 +56,40 @@ class TickOutputs:
         self.g = v["gravity_force"]
         self.scratch = np.zeros((n, n))
         self.need_matrices = self.need_vectors = self.need_gravity = True
+        self.published = {name: True for name, _, _ in OUTPUT_FIELDS}
+        # Each field flattened, and as much of the scratch: |values| go there for the check.
+        flat = self.scratch.reshape(-1)
+        self._checks = {
+            name: (view.reshape(-1), flat[: view.size]) for name, view in v.items() if view.size
+        }
 
     def set_flags(self, flags: dict) -> dict:
         """Which kernels run, from the publish_* flags; returns {field: published?}."""
         self.need_matrices = any(flags[p] for p in MATRIX_PARAMS)
         self.need_vectors = any(flags[p] for p in VECTOR_PARAMS)
         self.need_gravity = bool(flags["publish_gravity"])
-        return {field_name: bool(flags[param]) for field_name, param, _ in OUTPUT_FIELDS}
+        self.published = {f: bool(flags[param]) for f, param, _ in OUTPUT_FIELDS}
+        return dict(self.published)
+
+    def nonfinite(self, effort: bool = False, external_effort: bool = False) -> list[str]:
+        """The fields a message would carry now (the published ones, position and velocity,
+        effort and external_effort when asked) that hold NaN or an infinity; [] when all are
+        finite. Allocation-free when they are."""
+        names = ["position", "velocity"]
+        names += [name for name, on in self.published.items() if on]
+        if effort:
+            names.append("effort")
+        if external_effort:
+            names.append("external_effort")
+        return [name for name in names if not self.finite(name)]
+
+    def finite(self, name: str) -> bool:
+        check = self._checks.get(name)
+        if check is None:  # an empty field
+            return True
+        values, scratch = check
+        np.abs(values, out=scratch)
+        return bool(scratch.max() < np.inf)  # NaN compares False
 
     def compute(self, dyn, matrices: bool = False) -> None:
         """The kernels the flags need (and the matrices when `matrices`) at (q, qd)."""

@@ -21,6 +21,9 @@ import numpy as np
 ACCEPTED = "accepted"
 REJECTED = "rejected"
 IGNORED = "ignored"  # well-formed, but names no joint of the model
+# Well-formed, names only joints that follow a leader (mimic or coupled joints): their values
+# are kept for the check against the leader, but the state is unchanged (no new stamp).
+FOLLOWERS_ONLY = "followers_only"
 _MAX_LAYOUTS = 64
 _MAX_WARNED = 1000  # unknown names remembered for "warn once" (bounded against floods)
 # Largest |position| or |velocity| accepted. Far beyond anything physical; larger values (e.g. a
@@ -134,7 +137,7 @@ class _Layout:
     """
 
     __slots__ = ("names", "model_idx", "msg_idx", "unknown", "identity", "scratch", "gather",
-                 "unknown_warned", "has_extra")
+                 "unknown_warned", "has_extra", "followers_only")
 
     def __init__(self, names: list, index: dict, n_model: int):
         model_idx, msg_idx, unknown = [], [], []
@@ -153,6 +156,7 @@ class _Layout:
         # The message lists exactly the model's joints in model order: copy as a whole.
         self.identity = len(names) == n_model and model_idx == list(range(n_model))
         self.has_extra = any(i >= n_model for i in model_idx)  # tracked extra names
+        self.followers_only = bool(model_idx) and all(i >= n_model for i in model_idx)
         self.scratch = np.empty(len(names))  # |values| for the range check
         self.gather = np.empty(len(model_idx))  # message values of model joints
 
@@ -277,6 +281,15 @@ class JointStateBuffer:
         if not len(model_idx):
             reason = "no joint of the model in this message"
             return UpdateResult(IGNORED, reason, result.new_unknown)
+        if layout.followers_only:
+            gather = layout.gather
+            np.take(position, layout.msg_idx, out=gather, mode="clip")
+            self._position[model_idx] = gather
+            self._has_position[model_idx] = True
+            self._updated[model_idx] = now
+            self.extra_pending = True
+            reason = "only joints that follow a leader: checked against it, no new state"
+            return UpdateResult(FOLLOWERS_ONLY, reason, result.new_unknown)
         has_effort = effort is not None and effort_len > 0
         if has_effort:
             effort = as_float64(effort)
