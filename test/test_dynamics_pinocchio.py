@@ -128,11 +128,16 @@ def test_custom_gravity_matches_pinocchio():
 
 
 def _bundled_robots() -> list[str]:
-    """The bundled trees Pinocchio reads as they are: those without <coupling> elements, which
-    Pinocchio ignores (those are compared in test_dynamics_rotors, reduced by their A)."""
+    """The bundled trees Pinocchio reads as they are: those without <coupling> or <loop>
+    elements, which Pinocchio ignores (those are compared in test_dynamics_rotors and
+    test_dynamics_loops, reduced by their A)."""
     from coriolis_ros.robots import available_robots, robot_urdf
 
-    return [name for name in available_robots() if "<coupling" not in robot_urdf(name)]
+    return [
+        name
+        for name in available_robots()
+        if "<coupling" not in robot_urdf(name) and "<loop" not in robot_urdf(name)
+    ]
 
 
 def test_bundled_robots_exist():

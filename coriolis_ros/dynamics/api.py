@@ -166,6 +166,12 @@ class Dynamics:
         """The model's closed loops (:class:`.loops.Loop`); empty for a tree."""
         return () if self.closed is None else self.closed.closure.loops
 
+    @property
+    def dependent_joints(self) -> tuple[str, ...]:
+        """The tree joints that follow from closing the loops (not coordinates); empty for a
+        model without loops."""
+        return () if self.closed is None else self.closed.dependent_joints
+
     def close_loops(self, y, guess=None) -> np.ndarray:
         """The tree configuration (``tree_joint_names``' positions, dependent joints included)
         that closes every loop at the independent configuration ``y``, by Newton from
@@ -452,6 +458,7 @@ class Dynamics:
         Wensing & Slotine: d/dt Lambda = mu + mu^T), J and Jdot (m x nv).  M^-1 is applied
         through the tree-sparse factorization M = L^T L, never formed.  ValueError naming
         the frame if the task is singular (rank-deficient) and damping is 0."""
+        self._tree_only("task_space")
         return self._frame_algorithms.task_space(q, qd, frame, reference, rows, damping, out)
 
     def external_wrench(
@@ -462,6 +469,7 @@ class Dynamics:
         a joint-space ``residual`` (e.g. the momentum observer's), the least-squares solution
         of J^T w = residual over the frame Jacobian's ``rows``, and the condition number of
         those rows of J.  ValueError if they are rank-deficient (the wrench is not observable)."""
+        self._tree_only("external_wrench")
         return self._frame_algorithms.external_wrench(q, residual, frame, reference, rows)
 
     def warmup_frames(self) -> None:
@@ -627,8 +635,8 @@ class Dynamics:
     def _tree_only(self, method: str) -> None:
         if self.closed is not None:
             raise ValueError(
-                f"{method} is not available for a model with closed loops (its coordinates are "
-                "not a constant map of the tree's); the inertial parameters are"
+                f"{method} is not available for a model with closed loops yet (its coordinates "
+                "are not a constant map of the tree's; docs/loops.md)"
             )
 
     # ------------------------------------------------------------------ batches

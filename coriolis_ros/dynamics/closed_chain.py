@@ -53,6 +53,11 @@ METHODS = (
     "slotine_li_batch",
     "gravity_batch",
     "warmup_batch",
+    "frame_placement",
+    "frame_jacobian",
+    "frame_jacobian_dot",
+    "frame_jacobians",
+    "frame_acceleration_bias",
 )
 
 
@@ -88,7 +93,7 @@ class ClosedChain:
         self.nq, self.nv = len(positions), len(names)
         self.n = tree.nv
         self._last = tree_dynamics.neutral()  # Newton's starting point
-        self._cache = None  # [y, closed q, A, factors of K_z, dA or None] at the last y
+        self._cache = None  # (y, closed q, A, dA) at the last y
 
     # ------------------------------------------------------------------ coordinates
 
@@ -104,43 +109,36 @@ class ClosedChain:
         return arr
 
     def _state(self, q):
-        """(closed tree configuration, A, factors) at the independent configuration q; the
-        last one is kept, so calls at the same q (C, then g, ...) close the loops once."""
+        """(closed tree configuration, A, dA) at the independent configuration q; the last
+        one is kept, so calls at the same q (C, then g, ...) close the loops once."""
         q = self.check_vector(q, self.nq, "q")
         cached = self._cache
         if cached is not None and np.array_equal(cached[0], q):
             return cached[1], cached[2], cached[3]
         full = self._last.copy()
         full[self._q_keep] = q
-        full = self.closure.close(full, start=self._last)
+        full, A, dA = self.closure.state(full, start=self._last)
         self._last = full
-        A, factors = self.closure.velocity_map(full)
-        self._cache = [q, full, A, factors, None]
-        return full, A, factors
-
-    def _derivative(self, full, A, factors) -> np.ndarray:
-        """dA/dy at the cached state (computed once per configuration)."""
-        cached = self._cache
-        if cached[4] is None:
-            cached[4] = self.closure.velocity_map_derivative(full, A, factors)
-        return cached[4]
+        self._cache = (q, full, A, dA)
+        return full, A, dA
 
     def close_loops(self, y, guess=None) -> np.ndarray:
         """The tree configuration (every tree joint, dependent ones included) that closes every
         loop at the independent configuration ``y``, by Newton from ``guess`` (a tree
-        configuration; default: the last solution). Later calls start from the result."""
+        configuration; default: continuation from the last solution). Later calls start from
+        the result."""
         y = self.check_vector(y, self.nq, "y")
-        if guess is None:  # continuation from the last solution
+        if guess is None:
             full = self._last.copy()
             full[self._q_keep] = y
-            self._last = self.closure.close(full, start=self._last)
-            self._cache = None
-        else:  # Newton from the guess
+            full, _, _ = self.closure.state(full, start=self._last)
+        else:
             full = self.check_vector(guess, self.tree.nq, "guess")
             full[self._q_keep] = y
-            self._last = self.closure.close(full)
-            self._cache = None
-        return self._last.copy()
+            full, _, _ = self.closure.state(full)
+        self._last = full
+        self._cache = None
+        return full.copy()
 
     def full_position(self, q) -> np.ndarray:
         """The closed tree configuration at the independent configuration q."""
@@ -149,18 +147,26 @@ class ClosedChain:
     def full_velocity(self, v, q=None) -> np.ndarray:
         """A(q) v, at q (default: the last configuration computed)."""
         v = self.check_vector(v, self.nv, "qd")
-        full = self._last if q is None else self._state(q)[0]
-        A, _ = self.closure.velocity_map(full)
-        return A @ v
+        if q is None:
+            q = self._last[self._q_keep]
+        return self._state(q)[1] @ v
+
+    @property
+    def dependent_joints(self) -> tuple[str, ...]:
+        return tuple(self.tree.joint_names[i] for i in self.closure.dependent)
+
+    def dependent_positions(self) -> np.ndarray:
+        """The dependent joints' positions in the last closed configuration (a new array)."""
+        return self._last[self.closure.dependent_q]
 
     def velocity_map(self, q):
         """(A, dA/dy) at q: qdot_tree = A ydot, dA[:, j, k] = dA[:, j]/dy_k."""
-        full, A, factors = self._state(q)
-        return A.copy(), self._derivative(full, A, factors).copy()
+        _, A, dA = self._state(q)
+        return A.copy(), dA.copy()
 
     def neutral(self) -> np.ndarray:
         """The assembly nearest the tree's neutral configuration, in independent coordinates."""
-        full = self.closure.close(self.tree_dynamics.neutral())
+        full, _, _ = self.closure.state(self.tree_dynamics.neutral())
         self._last = full
         self._cache = None
         return full[self._q_keep].copy()
@@ -202,9 +208,8 @@ class ClosedChain:
                 raise ValueError("the result is not finite (inputs too large for this model)")
 
     def _rates(self, q, qd):
-        full, A, factors = self._state(q)
+        full, A, dA = self._state(q)
         qd = self.check_vector(qd, self.nv, "qd")
-        dA = self._derivative(full, A, factors)
         return full, A, dA, qd, dA @ qd
 
     # ------------------------------------------------------------------ algorithms
@@ -226,12 +231,14 @@ class ClosedChain:
         """Gammabar (n, n, n): Gammabar[i, j, k] = dCbar_ij/dydot_k, with the dA/dy terms."""
         n = self.nv
         (out,) = self._out(out, [(n, n, n)])
-        full, A, factors = self._state(q)
-        dA = self._derivative(full, A, factors)
+        full, A, dA = self._state(q)
         G = self.tree_dynamics.christoffel(full, method=method)
         M = self.tree_dynamics.mass_matrix(full)
-        out[...] = np.einsum("abc,ai,bj,ck->ijk", G, A, A, A, optimize=True)
-        out += np.einsum("ai,ab,bjk->ijk", A, M, dA, optimize=True)
+        X = np.tensordot(A, G, axes=([0], [0]))  # (i, b, c)
+        X = np.tensordot(X, A, axes=([1], [0]))  # (i, c, j)
+        X = np.tensordot(X, A, axes=([1], [0]))  # (i, j, k)
+        out[...] = X
+        out += np.tensordot(A.T @ M, dA, axes=([1], [0]))
         self._finite(out)
         return out
 
@@ -293,6 +300,47 @@ class ClosedChain:
 
     def warmup(self) -> None:
         self.tree_dynamics.warmup()
+
+    # ------------------------------------------------------------------ frames
+    #
+    # The tree's frame terms at the closed configuration, in the independent coordinates:
+    # J = J_tree A, Jdot = Jdot_tree A + J_tree Adot, Jdot ydot = (Jdot_tree qd + J_tree Adot ydot).
+
+    def frame_placement(self, q, frame: str, out=None):
+        full, _, _ = self._state(q)
+        return self.tree_dynamics.frame_placement(full, frame, out)
+
+    def frame_jacobian(self, q, frame: str, reference: str = "local_world_aligned", out=None):
+        (out,) = self._out(out, [(6, self.nv)])
+        full, A, _ = self._state(q)
+        out[...] = self.tree_dynamics.frame_jacobian(full, frame, reference) @ A
+        return out
+
+    def frame_jacobians(self, q, qd, frame: str, reference: str = "local_world_aligned",
+                        out=None):  # fmt: skip
+        out = self._out(out, [(6, self.nv)] * 2)
+        full, A, _, qd, Adot = self._rates(q, qd)
+        J, Jd = self.tree_dynamics.frame_jacobians(full, A @ qd, frame, reference)
+        out[0][...] = J @ A
+        out[1][...] = Jd @ A + J @ Adot
+        self._finite(*out)
+        return out
+
+    def frame_jacobian_dot(self, q, qd, frame: str, reference: str = "local_world_aligned",
+                           out=None):  # fmt: skip
+        (out,) = self._out(out, [(6, self.nv)])
+        out[...] = self.frame_jacobians(q, qd, frame, reference)[1]
+        return out
+
+    def frame_acceleration_bias(self, q, qd, frame: str,
+                                reference: str = "local_world_aligned", out=None):  # fmt: skip
+        (out,) = self._out(out, [(6,)])
+        full, A, _, qd, Adot = self._rates(q, qd)
+        bias = self.tree_dynamics.frame_acceleration_bias(full, A @ qd, frame, reference)
+        J = self.tree_dynamics.frame_jacobian(full, frame, reference)
+        out[...] = bias + J @ (Adot @ qd)
+        self._finite(out)
+        return out
 
     # ------------------------------------------------------------------ batches
 

@@ -187,14 +187,13 @@ def _kernels():
     f8, i8 = types.float64, types.int64
     return {
         "placements": compile_frozen(lc.placements, (i2, f2, f1, f3, f2, f2), types.none),
-        "residual": compile_frozen(lc.residual, (i2, f2, i2, f2, f1, f3, f2, f2, f1), f8),
         "jacobian": compile_frozen(lc.jacobian, (i2, i2, f2, b3, f3, f2, f2, i1, f2), types.none),
-        "jacobian_rate": compile_frozen(
-            lc.jacobian_rate, (i2, i2, f2, f3, f2, f2, f1, f1, f2, f1), types.none
-        ),
-        "newton": compile_frozen(
-            lc.newton, (i2, f2, i2, f2, b3, f1, i1, f8, i8, f8, f8, f3, f2, f2, f1, f1), i8
-        ),
+        "closed_state": compile_frozen(
+            lc.closed_state,
+            (i2, f2, i2, f2, b3, f1, f1, types.boolean, i1, i1, i1, i1, f8, i8, f8, f8, f8,
+             f3, f2, f2, f1, f1, f2, f3, f2),
+            i8,
+        ),  # fmt: skip
     }
 
 
@@ -266,6 +265,7 @@ class LoopClosure:
         keep = np.ones(n, dtype=bool)
         keep[self.dependent] = False
         self.independent = np.flatnonzero(keep)
+        self._pack_map()
 
     # ------------------------------------------------------------------ structure
 
@@ -354,6 +354,18 @@ class LoopClosure:
         self._rate = np.zeros(self.m)
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
+    def _pack_map(self) -> None:
+        """A's constant part and the loops' independent joints (after the split is chosen)."""
+        n, ny = self.tree.nv, self.independent.size
+        lead = np.flatnonzero(np.isin(self.independent, self.loop_rows))
+        self._lead_cols = np.ascontiguousarray(lead, dtype=np.int64)
+        self._lead_rows = np.ascontiguousarray(self.independent[lead], dtype=np.int64)
+        self._lead_q = np.ascontiguousarray(self._qi[self._lead_rows], dtype=np.int64)
+        self.dependent_q = self._qi[self.dependent]  # the dependent joints' index in q
+        self._A = np.zeros((n, ny))
+        self._A[self.independent, np.arange(ny)] = 1.0
+        self._dA = np.zeros((n, ny, ny))
+
     @property
     def _k(self) -> dict:
         if not _KERNELS:
@@ -366,14 +378,6 @@ class LoopClosure:
         pose = self._pose
         self._k["placements"](self._tree_i, self._tree_f, q, pose.R, pose.t, pose.S)
         return pose
-
-    def residual(self, q: np.ndarray) -> np.ndarray:
-        """phi(q) (6 per loop): zero when every loop is closed (a new array)."""
-        pose, r = self._pose, np.zeros(self.m)
-        self._k["residual"](
-            self._tree_i, self._tree_f, self._loop_i, self._loop_f, q, pose.R, pose.t, pose.S, r
-        )
-        return r
 
     def constraint_jacobian(self, q: np.ndarray, cols=None, placed: bool = False) -> np.ndarray:
         """K(q) (6 per loop, nv): K qdot = 0 along every motion that keeps the loops closed.
@@ -393,128 +397,50 @@ class LoopClosure:
         )  # fmt: skip
         return K
 
-    def constraint_jacobian_derivative(self, q, u, w, placed: bool = False) -> np.ndarray:
-        """D_u (K(q) w): the derivative of K w along the direction u of q, w held fixed."""
-        if not placed:
-            self.placements(q)
-        pose, out = self._pose, np.zeros(self.m)
-        self._k["jacobian_rate"](
-            self._tree_i, self._loop_i, self._loop_f, pose.R, pose.t, pose.S,
-            np.ascontiguousarray(u, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64),
-            self._Vu, out,
-        )  # fmt: skip
-        return out
-
-    # ------------------------------------------------------------------ closure and A(q)
-
-    def close(self, q: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
-        """q with its dependent joints moved so that every loop closes (a new array).
+    def state(self, q: np.ndarray, start: np.ndarray | None = None):
+        """(q closed, A, dA) at q's independent positions: every loop closed by moving the
+        dependent joints, A = dq/dy and dA[:, j, k] = dA[:, j]/dy_k there
+        (:func:`.kernels.loop_closure.closed_state`).
 
         Damped Newton on the dependent joints, from their values in q; with ``start`` (a
-        closed configuration, e.g. the previous call's), by continuation from it: the
-        independent joints of the loops move from ``start``'s values to q's in steps of at
-        most ``MAX_STEP``, each closed by Newton from the last, so the solution stays on the
-        assembly branch of ``start``.  ValueError naming the loop that does not close."""
+        closed configuration, e.g. the previous call's), by continuation from it: the loops'
+        independent joints move from ``start``'s values to q's in steps of at most
+        ``MAX_STEP``, each closed by Newton from the last, so the solution stays on the
+        assembly branch of ``start``.  A and dA come from K A = 0 and its derivative,
+        (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for the dependent rows.  A and dA are this
+        closure's workspace (the next call overwrites them).  ValueError naming the loop that
+        does not close, closes on the wrong branch, or the dead point."""
+        from .kernels import loop_closure as lc
+
         q = np.array(q, dtype=np.float64)
-        if start is None:
-            return self._newton(q)
-        cols = self._qi[self.independent[np.isin(self.independent, self.loop_rows)]]
-        jump = float(np.max(np.abs(q[cols] - start[cols]), initial=0.0))
-        steps = max(1, math.ceil(jump / MAX_STEP))
-        current = np.array(start, dtype=np.float64)
-        for s in range(1, steps + 1):
-            trial = q.copy()
-            trial[cols] = start[cols] + (q[cols] - start[cols]) * (s / steps)
-            trial[self._qi[self.dependent]] = current[self._qi[self.dependent]]
-            current = self._newton(trial)
-        return current
-
-    def _newton(self, q: np.ndarray) -> np.ndarray:
-        """Newton in :func:`.kernels.loop_closure.newton`; q is modified and returned."""
-        from .kernels.loop_closure import CLOSED
-
-        pose, r = self._pose, self._r
-        status = self._k["newton"](
-            self._tree_i, self._tree_f, self._loop_i, self._loop_f, self._anc_mask, q,
-            self.dependent, CLOSURE_TOL * self._scale, MAX_NEWTON_STEPS, MAX_STEP, RANK_RTOL,
-            pose.R, pose.t, pose.S, r, self._info,
+        pose, r, info = self._pose, self._r, self._info
+        has_start = start is not None
+        start = q if start is None else np.ascontiguousarray(start, dtype=np.float64)
+        status = self._k["closed_state"](
+            self._tree_i, self._tree_f, self._loop_i, self._loop_f, self._anc_mask, q, start,
+            has_start, self.dependent, self._lead_q, self._lead_cols, self._lead_rows,
+            CLOSURE_TOL * self._scale, MAX_NEWTON_STEPS, MAX_STEP, RANK_RTOL, SINGULAR_RTOL,
+            pose.R, pose.t, pose.S, r, info, self._A, self._dA, self._Vu,
         )  # fmt: skip
-        if status != CLOSED:
-            worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))
+        if status == lc.CLOSED:
+            return q, self._A, self._dA
+        if status == lc.WRONG_BRANCH:
             raise ValueError(
-                f"loop '{self.loops[worst].name}' does not close from the starting guess: "
-                f"residual {np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after "
-                f"{MAX_NEWTON_STEPS} Newton steps (no assembly of the mechanism near the guess "
-                "at these independent positions)"
+                f"loop '{self.loops[int(info[1])].name}' closes with its frames turned half a "
+                "turn from each other (the wrong assembly branch): start from a guess nearer "
+                "the assembly"
             )
-        self._check_branch(pose)
-        return q
-
-    @staticmethod
-    def _frame(pose: _Pose, row: int, r_b, t_b):
-        if row < 0:
-            return r_b, t_b
-        return pose.R[row] @ r_b, pose.t[row] + pose.R[row] @ t_b
-
-    def _check_branch(self, pose: _Pose) -> None:
-        """The residual also vanishes with the axes opposite (revolute) or P and S turned by
-        180 degrees (prismatic, fixed): those are not the joint the loop describes."""
-        for k, loop in enumerate(self.loops):
-            (bp, rp, tp), (bs, rs, ts) = self._ends[k]
-            RP, _ = self._frame(pose, bp, rp, tp)
-            RS, _ = self._frame(pose, bs, rs, ts)
-            a = self._axes[k]
-            if loop.type in ("revolute", "continuous"):
-                ok = (RP @ a) @ (RS @ a) > 0.0
-            else:
-                ok = np.trace(RP.T @ RS) > 1.0
-            if not ok:
-                raise ValueError(
-                    f"loop '{loop.name}' closes with its frames turned half a turn from each "
-                    "other (the wrong assembly branch): start from a guess nearer the assembly"
-                )
-
-    def _check_rank(self, Kz: np.ndarray, doing: str) -> None:
-        s = np.linalg.svd(Kz, compute_uv=False)
-        if s.size and not s[-1] > SINGULAR_RTOL * max(s[0], 1e-300):
+        if status == lc.SINGULAR:
             names = ", ".join(self.tree.joint_names[i] for i in self.dependent)
             raise ValueError(
-                f"singular configuration while {doing}: the loops' Jacobian loses rank in the "
-                f"dependent joints ({names}; smallest singular value {s[-1]:.3g}, largest "
-                f"{s[0]:.3g}); the mechanism is at a dead point"
+                f"singular configuration: the loops' Jacobian loses rank in the dependent "
+                f"joints ({names}; pivot ratio {info[0]:.3g} below {SINGULAR_RTOL:g}); the "
+                "mechanism is at a dead point"
             )
-
-    def velocity_map(self, q: np.ndarray):
-        """(A, factors) at a closed q: qdot = A ydot (nv, ny), and the factorization of K_z
-        that :meth:`velocity_map_derivative` reuses."""
-        self.placements(q)
-        n, ny = self.tree.nv, self.independent.size
-        Kz = self.constraint_jacobian(q, self.dependent, placed=True)
-        self._check_rank(Kz, "computing A")
-        Q, R = np.linalg.qr(Kz)
-        A = np.zeros((n, ny))
-        A[self.independent, np.arange(ny)] = 1.0
-        # the independent joints outside the loops have zero columns in K
-        cols = np.flatnonzero(np.isin(self.independent, self.loop_rows))
-        Ky = self.constraint_jacobian(q, self.independent[cols], placed=True)
-        A[np.ix_(self.dependent, cols)] = -np.linalg.solve(R, Q.T @ Ky)
-        return A, (Q, R)
-
-    def velocity_map_derivative(self, q: np.ndarray, A: np.ndarray, factors) -> np.ndarray:
-        """dA (nv, ny, ny): dA[:, j, k] = dA[:, j] / dy_k, from d/dy_k (K A) = 0:
-        (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for the dependent rows (the independent rows
-        of A are constant). Zero outside the loops' independent joints."""
-        Q, R = factors
-        self.placements(q)
-        n, ny = A.shape
-        dA = np.zeros((n, ny, ny))
-        in_loops = np.isin(self.independent, self.loop_rows)
-        cols = np.flatnonzero(in_loops)
-        for k in cols:
-            for j in cols:
-                if j < k:
-                    dA[:, j, k] = dA[:, k, j]  # d2q / dy_j dy_k is symmetric
-                    continue
-                b = self.constraint_jacobian_derivative(q, A[:, k], A[:, j], placed=True)
-                dA[self.dependent, j, k] = -np.linalg.solve(R, Q.T @ b)
-        return dA
+        worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))
+        raise ValueError(
+            f"loop '{self.loops[worst].name}' does not close from the starting guess: "
+            f"residual {np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after "
+            f"{MAX_NEWTON_STEPS} Newton steps (no assembly of the mechanism near the guess at "
+            "these independent positions)"
+        )

@@ -13,6 +13,7 @@ import threading
 
 from coriolis_ros.stream.base_state import BASE_SIZES, BaseStateBuffer
 from coriolis_ros.stream.joint_state_buffer import JointStateBuffer, name_list
+from coriolis_ros.stream.loop_check import LoopCheck
 from coriolis_ros.stream.mimic_check import MimicCheck
 
 from .tick import TickOutputs
@@ -108,9 +109,15 @@ class RobotModel:
         # Joints that follow their leader (mimic joints, geared rotors): tracked in
         # joint_states, checked, never used.
         self.mimic = dyn.coupled_joints
-        self.buffer = JointStateBuffer(self.measured_names, extra_names=tuple(self.mimic))
+        # A closed chain's dependent joints: tracked likewise, checked against the closure.
+        self.dependent = dyn.dependent_joints
+        extra = tuple(self.mimic) + self.dependent
+        self.buffer = JointStateBuffer(self.measured_names, extra_names=extra)
         self.mimic_check = (
             MimicCheck(self.buffer, self.mimic, mimic_tolerance) if self.mimic else None
+        )
+        self.loop_check = (
+            LoopCheck(self.buffer, self.dependent, mimic_tolerance) if self.dependent else None
         )
         self.base = (
             BaseStateBuffer(self.root_joint, dyn.root_link, base_state_timeout) if nvb else None
@@ -134,5 +141,12 @@ class RobotModel:
             text += (
                 f"; {len(self.mimic)} mimic or coupled joint(s) follow their leader (left out of "
                 f"joint_names; checked in joint_states, never used): {name_list(self.mimic)}"
+            )
+        if self.dependent:
+            loops = ", ".join(loop.name for loop in self.dyn.loops)
+            text += (
+                f"; closed loop(s) {loops}: {len(self.dependent)} joint(s) follow from the "
+                f"closure (left out of joint_names; checked in joint_states, never used): "
+                f"{name_list(self.dependent)}"
             )
         return text

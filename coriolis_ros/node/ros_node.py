@@ -190,8 +190,9 @@ class CoriolisNode(Node):
             self._scheduler.inline_share = float(self._p["inline_tick_share"])
         if "mimic_tolerance" in changed:
             model = self._state.model
-            if model is not None and model.mimic_check is not None:
-                model.mimic_check.tolerance = float(self._p["mimic_tolerance"])
+            for check in (model.mimic_check, model.loop_check) if model is not None else ():
+                if check is not None:
+                    check.tolerance = float(self._p["mimic_tolerance"])
         if "warning_period" in changed:
             self._reporter.period = self._p["warning_period"]
         if changed & {"observer_enabled", "observer_gain"}:

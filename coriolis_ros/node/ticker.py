@@ -59,6 +59,10 @@ class Ticker:
             if model.mimic_check is not None and buffer.extra_pending:
                 mimic_off = model.mimic_check.check()
                 buffer.extra_pending = False
+            loop_seen = model.loop_check is not None and buffer.extra_pending
+            if loop_seen:  # compared with the closure once it is computed, below
+                model.loop_check.snapshot()
+                buffer.extra_pending = False
             take = None
             if buffer.pending:
                 take = buffer.take(model.q_joints, model.qd_joints)
@@ -136,6 +140,8 @@ class Ticker:
         if bad:
             self._refuse(model, bad, stamp, start)
             return
+        if loop_seen:
+            self._check_loops(model, start)
         payload = output.payload(has_effort, has_estimate, stamp)
         t2 = time.perf_counter()
         self.publish(payload)
@@ -162,6 +168,21 @@ class Ticker:
             if residual is not None and state.model is model:
                 state.residual, state.residual_scale = residual, scale
                 state.residual_due = False
+
+    def _check_loops(self, model, now: float) -> None:
+        """Dependent joints received off the closure: a warning (their values are not used)."""
+        off = model.loop_check.compare(model.dyn.closed.dependent_positions())
+        if off:
+            worst = ", ".join(
+                f"'{name}' = {value:.6g} (the closure gives {closed:.6g})"
+                for name, value, closed in off[:5]
+            )
+            self.reporter.warn(
+                ("loop",),
+                f"joint_states: joint(s) of closed loops off the closure by more than "
+                f"mimic_tolerance {model.loop_check.tolerance:g}: {worst}; not used",
+                now,
+            )
 
     def _refuse(self, model, bad: list, stamp, now: float) -> None:
         """Nothing non-finite is published: the state is counted as failed and reported."""

@@ -472,3 +472,110 @@ def newton(
     placements(tree_i, tree_f, q, R, t, S)  # leave the placements of the result
     info[0] = size
     return CLOSED
+
+
+WRONG_BRANCH, SINGULAR = 3, 4
+
+
+@njit(**_OPTS)
+def _branch_ok(R, t, loop_i, loop_f):
+    """-1 if every loop closed as its joint says, else the index of the first that closed with
+    its frames half a turn apart (axes opposite; P and S turned by 180 degrees)."""
+    F = np.empty((4, 3))
+    for k in range(loop_i.shape[0]):
+        RP, RS = loop_frames(R, t, loop_i, loop_f, k, F)
+        if loop_i[k, 0] == LOOP_REVOLUTE:
+            ok = F[0, 0] * F[3, 0] + F[0, 1] * F[3, 1] + F[0, 2] * F[3, 2] > 0.0
+        else:
+            tr = 0.0
+            for a in range(3):
+                for b in range(3):
+                    tr += RP[b, a] * RS[b, a]
+            ok = tr > 1.0
+        if not ok:
+            return k
+    return -1
+
+
+@njit(**_OPTS)
+def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, dependent,
+                 lead_q, lead_cols, lead_rows, tol, max_steps, max_step, rank_rtol,
+                 singular_rtol, R, t, S, r, info, A, dA, Vu):
+    """Close the loops at q's independent positions and fill A and dA/dy at the result.
+
+    q: the target (its dependent entries are the guess when ``has_start`` is false);
+    start: the previous closed configuration (continuation from it when ``has_start``).
+    lead_q / lead_cols / lead_rows: the loops' independent joints' index in q, their column
+    of A and their row of the tree.  A's other entries (identity rows of the independent
+    joints, zero elsewhere) are set by the caller once; this writes A's dependent rows in the
+    loop columns and dA's dependent rows.  Returns CLOSED, NOT_CLOSED, NOT_FINITE,
+    WRONG_BRANCH (info[1]: the loop) or SINGULAR (info[0]: the pivot ratio); q is the result.
+    """
+    qi = tree_i[:, 2]
+    nz = dependent.shape[0]
+    nl = lead_q.shape[0]
+    if has_start:  # the other coordinates (base, other limbs) do not move the loops
+        jump = 0.0
+        for c in range(nl):
+            jump = max(jump, abs(q[lead_q[c]] - start[lead_q[c]]))
+        steps = max(1, int(math.ceil(jump / max_step)))
+        target = np.empty(nl)
+        for c in range(nl):
+            target[c] = q[lead_q[c]]
+        for z in range(nz):
+            q[qi[dependent[z]]] = start[qi[dependent[z]]]
+        for s in range(1, steps + 1):
+            for c in range(nl):
+                iq = lead_q[c]
+                q[iq] = target[c] if s == steps else start[iq] + (target[c] - start[iq]) * (
+                    s / steps
+                )
+            status = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps,
+                            max_step, rank_rtol, R, t, S, r, info)
+            if status != CLOSED:
+                return status
+    else:
+        status = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps,
+                        max_step, rank_rtol, R, t, S, r, info)
+        if status != CLOSED:
+            return status
+    k = _branch_ok(R, t, loop_i, loop_f)
+    if k >= 0:
+        info[1] = k
+        return WRONG_BRANCH
+    m = r.shape[0]
+    Kz = np.empty((m, nz))
+    jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, Kz)
+    col = np.empty((m, 1))
+    one = np.empty(1, dtype=np.int64)
+    x = np.empty(nz)
+    b = np.empty(m)
+    b[:] = 0.0
+    ratio = least_squares(Kz, b, singular_rtol, x)
+    if not ratio >= singular_rtol:
+        info[0] = ratio
+        return SINGULAR
+    # A: K_z A_z + K_y = 0 in the loops' independent columns
+    for c in range(nl):
+        one[0] = lead_rows[c]
+        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, one, col)
+        for a in range(m):
+            b[a] = -col[a, 0]
+        least_squares(Kz, b, rank_rtol, x)
+        for z in range(nz):
+            A[dependent[z], lead_cols[c]] = x[z]
+    # dA: (D_{A_k} K) A_j + K dA_j/dy_k = 0, symmetric in j, k
+    rate = np.empty(m)
+    for ck in range(nl):
+        kcol = lead_cols[ck]
+        for cj in range(ck, nl):
+            jcol = lead_cols[cj]
+            jacobian_rate(tree_i, loop_i, loop_f, R, t, S, A[:, kcol].copy(),
+                          A[:, jcol].copy(), Vu, rate)
+            for a in range(m):
+                b[a] = -rate[a]
+            least_squares(Kz, b, rank_rtol, x)
+            for z in range(nz):
+                dA[dependent[z], jcol, kcol] = x[z]
+                dA[dependent[z], kcol, jcol] = x[z]
+    return CLOSED

@@ -1,0 +1,54 @@
+"""Dependent joints of closed loops in joint_states: checked against the closure (ROS-free).
+
+A model with closed loops (:mod:`coriolis_ros.dynamics.loops`) has as coordinates only its
+independent joints; the other joints of each loop (the dependent ones) follow from closing
+the loops.  Drivers and simulators often publish them too.  They are accepted, never used as
+coordinates (the library's Newton starts from its previous solution, which tracks the
+mechanism continuously), and :class:`LoopCheck` compares them with the closure so that a
+mechanism that left its assembly (a broken linkage, a wrong loop in the URDF, a driver on
+another branch) is visible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .joint_state_buffer import JointStateBuffer
+
+
+class LoopCheck:
+    """Compare a buffer's tracked dependent-joint values with the closure's."""
+
+    def __init__(self, buffer: JointStateBuffer, dependent: tuple[str, ...], tolerance: float):
+        """``dependent``: the loops' dependent joints, in the order the closure gives their
+        positions; the buffer tracks exactly them as its ``extra_names``, in any order."""
+        if sorted(buffer.extra_names) != sorted(dependent):
+            raise ValueError("the buffer must track exactly the dependent joints as extra names")
+        self.buffer = buffer
+        self.tolerance = float(tolerance)
+        self.names = tuple(dependent)
+        where = {name: i for i, name in enumerate(buffer.extra_names)}
+        self._index = np.array([where[name] for name in dependent], dtype=np.intp)
+        self._seen = np.zeros(len(dependent))
+        self._has = np.zeros(len(dependent), dtype=bool)
+        self._diff = np.empty(len(dependent))
+        self._bad = np.empty(len(dependent), dtype=bool)
+
+    def snapshot(self) -> None:
+        """Copy the received values (call under the buffer's lock)."""
+        self.buffer.extra_position.take(self._index, out=self._seen)
+        self.buffer.extra_has_position.take(self._index, out=self._has)
+
+    def compare(self, closure: np.ndarray) -> list[tuple[str, float, float]]:
+        """[(dependent joint, value received, value the closure gives)] beyond the tolerance,
+        ``closure`` in the order of ``dependent``."""
+        diff, bad = self._diff, self._bad
+        np.subtract(self._seen, closure, out=diff)
+        np.abs(diff, out=diff)
+        np.greater(diff, self.tolerance, out=bad)
+        bad &= self._has
+        if not bad.any():
+            return []
+        return [
+            (self.names[k], float(self._seen[k]), float(closure[k])) for k in np.flatnonzero(bad)
+        ]

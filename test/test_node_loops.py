@@ -1,0 +1,52 @@
+"""The node on a closed chain (ROS-free core, as the node wires it): joint_states that carry the
+loop's dependent joints are accepted, the state is the library's in the independent
+coordinates, and dependent joints off the closure are reported, never used."""
+
+import numpy as np
+from node_core_helpers import Core
+
+from coriolis_ros.dynamics import Dynamics
+from coriolis_ros.robots import robot_urdf
+
+URDF = robot_urdf("four_bar")
+
+
+def _closed(y):
+    dyn = Dynamics.from_urdf(URDF)
+    q_tree = dyn.close_loops([y], guess=[y, 0.0, 0.5])
+    return dyn, q_tree
+
+
+def test_closed_chain_state_is_the_library_s_and_dependent_joints_are_checked():
+    core = Core(URDF, mimic_tolerance=1e-3)
+    model = core.model
+    assert model.joint_names == ("crank",) and model.dependent == ("coupler", "rocker")
+    assert "closed loop(s) closure: 2 joint(s) follow from the closure" in core.log.text()
+    dyn, q_tree = _closed(0.3)
+    names = list(dyn.tree_joint_names)
+    assert core.joint_state(names, q_tree, [1.5, 0.0, 0.0], stamp_ns=1_000)
+    ((_, fields),) = core.published
+    M, Mdot, C = dyn.coriolis([0.3], [1.5])
+    np.testing.assert_allclose(fields["coriolis_matrix"].reshape(1, 1), C, rtol=1e-12)
+    np.testing.assert_allclose(fields["mass_matrix"].reshape(1, 1), M, rtol=1e-12)
+    text = core.log.text()
+    assert "unknown joint" not in text and "off the closure" not in text
+    # the rocker reported 0.01 rad off the closure (beyond 1e-3): a warning naming it
+    off = q_tree.copy()
+    off[2] += 0.01
+    assert core.joint_state(names, off, [1.5, 0.0, 0.0], stamp_ns=2_000)
+    assert len(core.published) == 2
+    assert "'rocker' = " in core.log.text() and "off the closure" in core.log.text()
+    # ... and its value was not used: the same state as from the closed values
+    again = core.published[1][1]["coriolis_matrix"]
+    np.testing.assert_array_equal(again, fields["coriolis_matrix"])
+
+
+def test_within_the_tolerance_is_not_reported():
+    core = Core(URDF, mimic_tolerance=1e-3)
+    dyn, q_tree = _closed(-0.4)
+    near = q_tree.copy()
+    near[1] += 9e-4
+    assert core.joint_state(list(dyn.tree_joint_names), near, [0.0, 0.0, 0.0], stamp_ns=5)
+    assert len(core.published) == 1
+    assert "off the closure" not in core.log.text()
