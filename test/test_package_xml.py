@@ -31,6 +31,7 @@ ROSDEP = {
     # its own; python3-numba depends on python3-llvmlite, as pip's numba on llvmlite.
     "llvmlite": "python3-numba",
     "nav_msgs": "nav_msgs",
+    "geometry_msgs": "geometry_msgs",
     "numba": "python3-numba",
     "numpy": "python3-numpy",
     "pinocchio": "pinocchio",

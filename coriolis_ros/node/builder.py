@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from .contact import make_contact
 from .observer_feed import ObserverFeed
 from .robot_model import ModelError, RobotModel, description_problem, load_dynamics
 
@@ -143,6 +144,7 @@ class ModelBuilder:
         model.out.q[:] = dyn.neutral()  # a valid configuration (unit quaternion) to warm up on
         model.out.compute(model.dyn)  # one real tick on the new buffers, off the tick path
         model.feed = make_feed(model, self.p, self.log)
+        model.contact = make_contact(model, self.p, self.log)
         warmup = time.perf_counter() - start
         if self._stop.is_set():
             return

@@ -231,6 +231,38 @@ PARAMETERS = (
         maximum=3600.0,
     ),
     ParamSpec(
+        "wrench_frames",
+        [],
+        "Frames (URDF links) where the observer's estimate is turned into a contact wrench "
+        "(least squares over the frame's Jacobian: force, then moment about the frame origin, "
+        "world-aligned axes), published as geometry_msgs/WrenchStamped on "
+        "external_wrench/<frame>. Needs observer_enabled.",
+        array_type="string",
+    ),
+    ParamSpec(
+        "collision_joint_threshold",
+        [],
+        "Collision when some joint's |estimate| exceeds its threshold (N m or N): [] off, one "
+        "value for all joints, or one per joint; 0 leaves that joint out. The flag is "
+        "published on `collision` (std_msgs/Bool, latched) when it changes.",
+        array_type="double",
+    ),
+    ParamSpec(
+        "collision_force_threshold",
+        0.0,
+        "Collision when the force at one of wrench_frames exceeds this (N). 0: off.",
+        minimum=0.0,
+        maximum=1e9,
+    ),
+    ParamSpec(
+        "collision_release_ratio",
+        0.5,
+        "Hysteresis: a collision is released when every joint and force is below this "
+        "fraction of its threshold.",
+        minimum=1e-3,
+        maximum=1.0,
+    ),
+    ParamSpec(
         "warning_period",
         2.0,
         "Seconds between repeats of the same warning (bad input, waiting for joints, "

@@ -126,6 +126,7 @@ class RobotModel:
         self.q_joints, self.qd_joints = self.out.q[nqb:], self.out.qd[nvb:]
         self.effort_joints = self.out.view["effort"][nvb:]  # a floating base's stay zero
         self.feed = None  # the momentum observer (ObserverFeed) when observer_enabled
+        self.contact = None  # collision flag and contact wrenches (node.contact) when set
         self.output = None  # the outgoing message (the node's OutputMessage)
 
     def summary(self, odom_topic: str) -> str:

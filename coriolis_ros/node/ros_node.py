@@ -41,6 +41,8 @@ from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
 
 from . import diagnostics
 from .builder import ModelBuilder, make_feed
+from .contact import CONTACT_PARAMS, make_contact
+from .contact_publisher import ContactPublisher
 from .intake import Intake
 from .main import NODE_NAME
 from .odometry import parse_odometry
@@ -112,7 +114,7 @@ class CoriolisNode(Node):
         )
         self._ticker = Ticker(
             self._state, self._reporter, p, self._pub.publish, self._scheduler.tick_cost,
-            self._stopping,
+            self._stopping, ContactPublisher(self),
         )  # fmt: skip
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # Best effort is matched by reliable and best-effort publishers alike.
@@ -195,6 +197,12 @@ class CoriolisNode(Node):
                     check.tolerance = float(self._p["mimic_tolerance"])
         if "warning_period" in changed:
             self._reporter.period = self._p["warning_period"]
+        if changed & CONTACT_PARAMS:
+            model = self._state.model
+            contact = None if model is None else make_contact(model, self._p, self.get_logger())
+            with self._state.lock:
+                if model is not None and self._state.model is model:
+                    model.contact = contact
         if changed & {"observer_enabled", "observer_gain"}:
             self._restart_observer("parameters changed")
         elif "observer_max_gap" in changed:
