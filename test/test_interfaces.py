@@ -15,7 +15,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 
 from coriolis_ros.msg import CoriolisState
-from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
+from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols, GetTaskSpace
 
 STRINGS = "sequence<string>"
 DOUBLES = "sequence<double>"
@@ -73,6 +73,28 @@ DYNAMICS_RESPONSE = {
     "slotine_li_torque": DOUBLES,
 }
 
+TASK_REQUEST = {
+    "joint_names": STRINGS,
+    "position": DOUBLES,
+    "velocity": DOUBLES,
+    "base_position": DOUBLES,
+    "base_velocity": DOUBLES,
+    "frame": "string",
+    "reference": "string",
+    "rows": "sequence<int32>",
+    "damping": "double",
+}
+TASK_RESPONSE = {
+    "success": "boolean",
+    "message": "string",
+    "joint_names": STRINGS,
+    "rows": "sequence<int32>",
+    "task_inertia": DOUBLES,
+    "task_coriolis": DOUBLES,
+    "jacobian": DOUBLES,
+    "jacobian_dot": DOUBLES,
+}
+
 
 @pytest.mark.parametrize(
     ("cls", "expected"),
@@ -82,6 +104,8 @@ DYNAMICS_RESPONSE = {
         (GetChristoffelSymbols.Response, CHRISTOFFEL_RESPONSE),
         (ComputeDynamics.Request, DYNAMICS_REQUEST),
         (ComputeDynamics.Response, DYNAMICS_RESPONSE),
+        (GetTaskSpace.Request, TASK_REQUEST),
+        (GetTaskSpace.Response, TASK_RESPONSE),
     ],
     ids=lambda v: getattr(v, "__qualname__", ""),
 )

@@ -108,6 +108,36 @@ def test_services_answer_from_the_library_and_refuse_bad_requests():
                                rtol=1e-12, atol=1e-12)  # fmt: skip
 
 
+def test_task_space_service_answers_from_the_library_and_refuses_by_name():
+    from coriolis_ros.robots import robot_urdf
+
+    urdf = robot_urdf("arm7")
+    core = Core(urdf)
+    dyn = Dynamics.from_urdf(urdf)
+    names = list(dyn.joint_names)
+    q = np.array([0.3, -0.7, 0.2, -1.6, 0.4, 1.1, -0.3])
+    qd = np.linspace(-0.5, 0.5, 7)
+    request = SimpleNamespace(joint_names=names, position=q, velocity=qd, base_position=[],
+                              base_velocity=[], frame="tcp", reference="", rows=[0, 1, 2],
+                              damping=0.0)  # fmt: skip
+    response = core.services.task_space(request, SimpleNamespace())
+    assert response.success, response.message
+    Lam, mu, J, Jd = dyn.task_space(q, qd, "tcp", rows=[0, 1, 2])
+    for name, expected in (("task_inertia", Lam), ("task_coriolis", mu), ("jacobian", J),
+                           ("jacobian_dot", Jd)):  # fmt: skip
+        np.testing.assert_allclose(np.asarray(getattr(response, name)).reshape(expected.shape),
+                                   expected, rtol=1e-12, atol=1e-12, err_msg=name)  # fmt: skip
+    assert list(response.rows) == [0, 1, 2] and list(response.joint_names) == names
+    request.frame = "nowhere"
+    response = core.services.task_space(request, SimpleNamespace())
+    assert not response.success and "nowhere" in response.message
+    request.frame, request.rows = "link2", []  # a 6-D task on two joints: singular
+    response = core.services.task_space(request, SimpleNamespace())
+    assert not response.success and "link2" in response.message
+    request.damping = 1e-3  # damped: answered
+    assert core.services.task_space(request, SimpleNamespace()).success
+
+
 def test_builder_keeps_the_old_model_when_a_description_is_refused():
     core = Core(URDF)
     core.builder.request("robot.urdf", "topic /robot_description")

@@ -198,3 +198,75 @@ def test_services_without_model(ros_domain_env, tmp_path):
             assert not r.success and "no robot model" in r.message
         finally:
             assert node.stop() == 0, node.log()
+
+
+def test_task_space_service_and_contact_topics(ros_domain_env, tmp_path):
+    """get_task_space over ROS matches the library; with the observer on and a wrench frame,
+    a robot held still against a push publishes the push on external_wrench/<frame> and
+    collision = true."""
+    import threading
+
+    from geometry_msgs.msg import WrenchStamped
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Bool
+
+    from coriolis_ros.robots import robot_urdf
+    from coriolis_ros.srv import GetTaskSpace
+
+    domain_id, env = ros_domain_env
+    urdf = robot_urdf("arm7")
+    dyn = Dynamics.from_urdf(urdf)
+    names = list(dyn.joint_names)
+    q = np.array([0.3, -0.7, 0.2, -1.6, 0.4, 1.1, -0.3])
+    params_file = write_params_file(
+        tmp_path / "params.yaml",
+        {"robot_description": urdf, "observer_enabled": True, "observer_gain": 100.0,
+         "wrench_frames": ["tcp"], "collision_force_threshold": 5.0},
+    )  # fmt: skip
+    with Peer(domain_id) as peer:
+        node = NodeProcess(env, tmp_path / "node.log", params_file=params_file)
+        try:
+            node.wait_ready("arm7")
+            client = peer.client(GetTaskSpace, "get_task_space")
+            r = peer.call(client, GetTaskSpace.Request(
+                joint_names=names, position=q.tolist(), velocity=[0.1] * 7, frame="tcp"
+            ))  # fmt: skip
+            assert r.success, r.message
+            Lam, mu, J, _ = dyn.task_space(q, np.full(7, 0.1), "tcp")
+            assert close(np.asarray(r.task_inertia).reshape(6, 6), Lam, rtol=1e-12)
+            assert close(np.asarray(r.task_coriolis).reshape(6, 6), mu, rtol=1e-12)
+            r = peer.call(client, GetTaskSpace.Request(joint_names=names, position=q.tolist(),
+                                                       frame="nowhere"))  # fmt: skip
+            assert not r.success and "nowhere" in r.message
+
+            wrenches, flags, lock = [], [], threading.Lock()
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)  # fmt: skip
+            peer.node.create_subscription(WrenchStamped, "external_wrench/tcp",
+                                          lambda m: wrenches.append(m), 10)  # fmt: skip
+            peer.node.create_subscription(Bool, "collision", lambda m: flags.append(m.data),
+                                          latched)  # fmt: skip
+            w = np.array([0.0, 0.0, -20.0, 0.0, 0.0, 0.0])
+            effort = dyn.gravity(q) - dyn.frame_jacobian(q, "tcp").T @ w
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+            t0 = 1_000_000_000
+
+            def pushed():
+                for k in range(50):
+                    pushed.k += 1
+                    js.publish(peer.joint_state(names, q, np.zeros(7), stamp_ns=t0 +
+                                                pushed.k * 1_000_000, effort=effort))  # fmt: skip
+                with lock:  # the flag is up, and the estimate has converged (time constant 10 ms)
+                    done = flags and flags[-1] and wrenches
+                    done = done and abs(wrenches[-1].wrench.force.z - w[2]) < 0.05
+                return wrenches[-1] if done else None
+
+            pushed.k = 0
+            last = peer.wait_for(pushed, what="a collision and a wrench at tcp")
+            f = last.wrench.force
+            assert np.allclose([f.x, f.y, f.z], w[:3], atol=0.05), (f.x, f.y, f.z)
+            assert last.header.frame_id == "world"
+            assert False in flags[:1] and flags[-1] is True
+        finally:
+            node.stop()

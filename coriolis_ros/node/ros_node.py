@@ -37,7 +37,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from coriolis_ros.msg import CoriolisState
-from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols
+from coriolis_ros.srv import ComputeDynamics, GetChristoffelSymbols, GetTaskSpace
 
 from . import diagnostics
 from .builder import ModelBuilder, make_feed
@@ -140,6 +140,7 @@ class CoriolisNode(Node):
         for srv_type, name, callback in (
             (GetChristoffelSymbols, "get_christoffel_symbols", self._answers.christoffel),
             (ComputeDynamics, "compute_dynamics", self._answers.dynamics),
+            (GetTaskSpace, "get_task_space", self._answers.task_space),
             (Trigger, "reset_observer", self._answers.reset_observer),
         ):
             self.create_service(srv_type, name, callback, callback_group=service_group)

@@ -120,6 +120,37 @@ class Services:
             response.message = f"failed: {type(exc).__name__}: {exc}"
         return response
 
+    def _request_state(self, request, model, response):
+        """(q, qd) of a request carrying a state (ComputeDynamics, GetTaskSpace), or None with
+        the reason in response.message."""
+        if model.base is None and (len(request.base_position) or len(request.base_velocity)):
+            response.message = FIXED_BASE_REQUEST
+            return None
+        q, qd, reason = resolve_request(
+            model.measured_names,
+            request.joint_names,
+            request.position,
+            request.velocity,
+            what="request",
+        )
+        if q is None:
+            response.message = reason
+            return None
+        if model.base is not None:
+            # joint velocities given: the base's are needed too; none: all zero
+            moving = len(request.velocity) > 0
+            with self.state.lock:
+                base = request_base(
+                    model.root_joint, request.base_position, request.base_velocity,
+                    moving, model.base,
+                )  # fmt: skip
+            if isinstance(base, str):
+                response.message = base
+                return None
+            q = np.concatenate((base[0], q))
+            qd = np.concatenate((base[1] if moving else np.zeros_like(base[1]), qd))
+        return q, qd
+
     def dynamics(self, request, response):
         response.success = False
         try:
@@ -127,32 +158,10 @@ class Services:
             if model is None:
                 response.message = NO_MODEL
                 return response
-            if model.base is None and (len(request.base_position) or len(request.base_velocity)):
-                response.message = FIXED_BASE_REQUEST
+            state = self._request_state(request, model, response)
+            if state is None:
                 return response
-            q, qd, reason = resolve_request(
-                model.measured_names,
-                request.joint_names,
-                request.position,
-                request.velocity,
-                what="request",
-            )
-            if q is None:
-                response.message = reason
-                return response
-            if model.base is not None:
-                # joint velocities given: the base's are needed too; none: all zero
-                moving = len(request.velocity) > 0
-                with self.state.lock:
-                    base = request_base(
-                        model.root_joint, request.base_position, request.base_velocity,
-                        moving, model.base,
-                    )  # fmt: skip
-                if isinstance(base, str):
-                    response.message = base
-                    return response
-                q = np.concatenate((base[0], q))
-                qd = np.concatenate((base[1] if moving else np.zeros_like(base[1]), qd))
+            q, qd = state
             reference = reference_problem(request, model.n)
             if isinstance(reference, str):
                 response.message = reference
@@ -183,6 +192,43 @@ class Services:
             response.position_names = list(model.position_names)
             response.success = True
             response.message = f"{model.name}: {model.n} DoF"
+        except Exception as exc:  # noqa: BLE001 -- a service never raises
+            response.success = False
+            response.message = f"failed: {type(exc).__name__}: {exc}"
+        return response
+
+    def task_space(self, request, response):
+        response.success = False
+        try:
+            model = self.state.model
+            if model is None:
+                response.message = NO_MODEL
+                return response
+            state = self._request_state(request, model, response)
+            if state is None:
+                return response
+            q, qd = state
+            rows = [int(r) for r in request.rows] or None
+            reference = request.reference or "local_world_aligned"
+            dyn = model.service_dyn
+            with model.service_lock:
+                Lam, mu, J, Jd = dyn.task_space(
+                    q, qd, request.frame, reference, rows, float(request.damping)
+                )
+            fields = {"task_inertia": Lam, "task_coriolis": mu, "jacobian": J, "jacobian_dot": Jd}
+            if self._refuse_nonfinite(response, model, fields):
+                return response
+            for field_name, value in fields.items():
+                setattr(response, field_name, to_field(value))
+            response.joint_names = list(model.joint_names)
+            response.rows = list(range(6)) if rows is None else rows
+            response.success = True
+            response.message = (
+                f"{model.name}: frame {request.frame}, {len(response.rows)} task rows, {reference}"
+            )
+        except ValueError as exc:  # unknown frame, bad rows, singular task: the library's reason
+            response.success = False
+            response.message = str(exc)
         except Exception as exc:  # noqa: BLE001 -- a service never raises
             response.success = False
             response.message = f"failed: {type(exc).__name__}: {exc}"
