@@ -400,7 +400,7 @@ def test_out_arrays_are_filled_in_place():
     out = (np.empty((1, 1)), np.empty((1, 1)), np.empty((1, 1)))
     assert dyn.coriolis(y, yd, out=out) is out
     assert_close(out[2], dyn.coriolis(y, yd)[2], 0.0, "C in place")
-    with pytest.raises(ValueError, match="wrong shape"):
+    with pytest.raises(ValueError, match=r"out array has shape \(2, 2\), expected \(1, 1\)"):
         dyn.coriolis(y, yd, out=(np.empty((2, 2)),) * 3)
 
 

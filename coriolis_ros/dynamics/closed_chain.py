@@ -25,7 +25,9 @@ import dataclasses
 
 import numpy as np
 
+from .batch import outputs, rows, same_rows
 from .coordinates import ReducedModel
+from .engine import as_vector
 from .errors import URDFError
 from .loops import LoopClosure
 from .model import Model
@@ -98,12 +100,8 @@ class ClosedChain:
     # ------------------------------------------------------------------ coordinates
 
     def check_vector(self, x, size: int, name: str) -> np.ndarray:
-        try:
-            arr = np.array(x, dtype=np.float64, copy=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be a sequence of {size} numbers: {exc}") from None
-        if arr.shape != (size,):
-            raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+        """x as a new finite float64 vector of ``size`` entries; ValueError naming ``name``."""
+        arr = as_vector(x, size, name)
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} has a NaN or infinite entry")
         return arr
@@ -182,24 +180,9 @@ class ClosedChain:
 
     # ------------------------------------------------------------------ outputs
 
-    def _out(self, out, shapes):
-        if out is None:
-            return tuple(np.empty(s) for s in shapes)
-        if len(shapes) == 1 and isinstance(out, np.ndarray):
-            out = (out,)
-        try:
-            out = tuple(out)
-        except TypeError:
-            raise ValueError(f"out must be a tuple of {len(shapes)} arrays") from None
-        if len(out) != len(shapes):
-            raise ValueError(f"out must be a tuple of {len(shapes)} arrays")
-        for arr, shape in zip(out, shapes, strict=True):
-            ok = isinstance(arr, np.ndarray) and arr.dtype == np.float64
-            if not (ok and arr.flags.writeable):
-                raise ValueError("out arrays must be writeable float64 arrays")
-            if arr.shape != shape:
-                raise ValueError(f"out arrays have the wrong shape: {arr.shape}, expected {shape}")
-        return out
+    @staticmethod
+    def _out(out, shapes):
+        return outputs(out, shapes)
 
     @staticmethod
     def _finite(*arrays) -> None:
@@ -344,26 +327,12 @@ class ClosedChain:
 
     # ------------------------------------------------------------------ batches
 
-    def _rows(self, X, width: int, name: str) -> np.ndarray:
-        try:
-            arr = np.array(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be a 2-D array of numbers: {exc}") from None
-        if arr.ndim != 2 or arr.shape[1] != width:
-            raise ValueError(f"{name} must have shape (T, {width}), got {arr.shape}")
-        return arr
-
     def _batch(self, method, arrays, shapes, out):
-        T = arrays[0][0].shape[0] if arrays else 0
-        checked = []
-        for X, width, name in arrays:
-            X = self._rows(X, width, name)
-            if X.shape[0] != T:
-                raise ValueError(f"{name} has {X.shape[0]} rows, {arrays[0][2]} has {T}")
-            checked.append(X)
+        checked = {name: rows(X, name, width) for X, width, name in arrays}
+        T = same_rows(checked)
         out = self._out(out, [(T, *s) for s in shapes])
         for t in range(T):  # in order: each state's Newton starts from the previous solution
-            res = method(*(X[t] for X in checked))
+            res = method(*(X[t] for X in checked.values()))
             res = res if isinstance(res, tuple) else (res,)
             for o, r in zip(out, res, strict=True):
                 o[t] = r

@@ -38,6 +38,17 @@ from .kernels.spatial import WS_WIDTH
 from .model import FM_BODY, FM_R, Model
 
 _F64 = np.dtype(np.float64)
+
+
+def as_vector(x, size: int, name: str) -> np.ndarray:
+    """x as a new float64 vector of ``size`` entries; ValueError naming ``name`` otherwise."""
+    try:
+        arr = np.array(x, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a sequence of {size} numbers: {exc}") from None
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+    return arr
 NAMES = ("q", "qd", "qdd")
 
 
@@ -96,14 +107,7 @@ class Engine:
 
     def coerce(self, x, name: str) -> np.ndarray:
         """x as a new float64 vector of the size ``name`` has ("q": nq, else nv)."""
-        size = self.nq if name == "q" else self.nv
-        try:
-            arr = np.array(x, dtype=np.float64, copy=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be a sequence of {size} numbers: {exc}") from None
-        if arr.shape != (size,):
-            raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
-        return arr
+        return as_vector(x, self.nq if name == "q" else self.nv, name)
 
     def retry(self, kernel, args: list, inputs: tuple, out: tuple, names=NAMES) -> int:
         """The arguments are not the compiled types: convert the inputs, explain bad outputs."""

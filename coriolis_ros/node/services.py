@@ -54,6 +54,25 @@ class Services:
         self.p = params
         self.now_stamp = now_stamp  # () -> the node's clock as a stamp message
 
+    def _answer(self, response, body, plain: bool = False):
+        """Run ``body(model)`` to fill ``response``: success=false with the reason when there
+        is no model or it raises (``plain``: a ValueError's message as it is, e.g. an unknown
+        frame), never an exception out of a service."""
+        response.success = False
+        try:
+            model = self.state.model
+            if model is None:
+                response.message = NO_MODEL
+                return response
+            body(model)
+        except ValueError as exc:
+            response.success = False
+            response.message = str(exc) if plain else f"failed: ValueError: {exc}"
+        except Exception as exc:  # noqa: BLE001 -- a service never raises
+            response.success = False
+            response.message = f"failed: {type(exc).__name__}: {exc}"
+        return response
+
     def _refuse_nonfinite(self, response, model, fields: dict) -> bool:
         bad = nonfinite_fields(fields)
         if not bad:
@@ -69,56 +88,47 @@ class Services:
         return True
 
     def christoffel(self, request, response):
-        response.success = False
-        try:
-            model = self.state.model
-            if model is None:
-                response.message = NO_MODEL
-                return response
-            if model.base is None and len(request.base_position):
-                response.message = FIXED_BASE_REQUEST
-                return response
-            if not len(request.joint_names) and not len(request.position):
-                with self.state.lock:
-                    buffer = model.buffer
-                    missing = buffer.missing() if not buffer.complete else ()
-                    q = buffer.position.copy()
-                    stamp = buffer.stamp
-                if missing:
-                    response.message = f"no complete joint state yet: missing {name_list(missing)}"
-                    return response
-                response.header.stamp = stamp
-            else:
-                q, _, reason = resolve_request(
-                    model.measured_names, request.joint_names, request.position, what="request"
-                )
-                if q is None:
-                    response.message = reason
-                    return response
-                response.header.stamp = self.now_stamp()
-            if model.base is not None:
-                with self.state.lock:
-                    base = request_base(
-                        model.root_joint, request.base_position, (), False, model.base
-                    )
-                if isinstance(base, str):
-                    response.message = base
-                    return response
-                q = np.concatenate((base[0], q))
-            with model.service_lock:
-                gamma = model.service_dyn.christoffel(q)
-            if self._refuse_nonfinite(response, model, {"symbols": gamma, "position": q}):
-                return response
-            response.joint_names = list(model.joint_names)
-            response.position_names = list(model.position_names)
-            response.position = to_field(q)
-            response.symbols = to_field(gamma)
-            response.success = True
-            response.message = f"{model.name}: {model.n}^3 Christoffel symbols"
-        except Exception as exc:  # noqa: BLE001 -- a service never raises
-            response.success = False
-            response.message = f"failed: {type(exc).__name__}: {exc}"
-        return response
+        return self._answer(response, lambda model: self._christoffel(request, model, response))
+
+    def _christoffel(self, request, model, response) -> None:
+        if model.base is None and len(request.base_position):
+            response.message = FIXED_BASE_REQUEST
+            return
+        if not len(request.joint_names) and not len(request.position):
+            with self.state.lock:
+                buffer = model.buffer
+                missing = buffer.missing() if not buffer.complete else ()
+                q = buffer.position.copy()
+                stamp = buffer.stamp
+            if missing:
+                response.message = f"no complete joint state yet: missing {name_list(missing)}"
+                return
+            response.header.stamp = stamp
+        else:
+            q, _, reason = resolve_request(
+                model.measured_names, request.joint_names, request.position, what="request"
+            )
+            if q is None:
+                response.message = reason
+                return
+            response.header.stamp = self.now_stamp()
+        if model.base is not None:
+            with self.state.lock:
+                base = request_base(model.root_joint, request.base_position, (), False, model.base)
+            if isinstance(base, str):
+                response.message = base
+                return
+            q = np.concatenate((base[0], q))
+        with model.service_lock:
+            gamma = model.service_dyn.christoffel(q)
+        if self._refuse_nonfinite(response, model, {"symbols": gamma, "position": q}):
+            return
+        response.joint_names = list(model.joint_names)
+        response.position_names = list(model.position_names)
+        response.position = to_field(q)
+        response.symbols = to_field(gamma)
+        response.success = True
+        response.message = f"{model.name}: {model.n}^3 Christoffel symbols"
 
     def _request_state(self, request, model, response):
         """(q, qd) of a request carrying a state (ComputeDynamics, GetTaskSpace), or None with
@@ -152,87 +162,72 @@ class Services:
         return q, qd
 
     def dynamics(self, request, response):
-        response.success = False
-        try:
-            model = self.state.model
-            if model is None:
-                response.message = NO_MODEL
-                return response
-            state = self._request_state(request, model, response)
-            if state is None:
-                return response
-            q, qd = state
-            reference = reference_problem(request, model.n)
-            if isinstance(reference, str):
-                response.message = reference
-                return response
-            dyn = model.service_dyn
-            with model.service_lock:
-                fields = {}
-                if reference:
-                    fields["slotine_li_torque"] = dyn.slotine_li(q, qd, *reference)
-                M, Mdot, C = dyn.coriolis(q, qd)
-                Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
-                fields.update(
-                    coriolis_matrix=C,
-                    mass_matrix=M,
-                    mass_matrix_derivative=Mdot,
-                    coriolis_force=Cqd,
-                    coriolis_transpose_force=CTqd,
-                    gravity_force=dyn.gravity(q),
-                    momentum=p,
-                    position=q,
-                    velocity=qd,
-                )
-            if self._refuse_nonfinite(response, model, fields):
-                return response
-            for field_name, value in fields.items():
-                setattr(response, field_name, to_field(value))
-            response.joint_names = list(model.joint_names)
-            response.position_names = list(model.position_names)
-            response.success = True
-            response.message = f"{model.name}: {model.n} DoF"
-        except Exception as exc:  # noqa: BLE001 -- a service never raises
-            response.success = False
-            response.message = f"failed: {type(exc).__name__}: {exc}"
-        return response
+        return self._answer(response, lambda model: self._dynamics(request, model, response))
+
+    def _dynamics(self, request, model, response) -> None:
+        state = self._request_state(request, model, response)
+        if state is None:
+            return
+        q, qd = state
+        reference = reference_problem(request, model.n)
+        if isinstance(reference, str):
+            response.message = reference
+            return
+        dyn = model.service_dyn
+        with model.service_lock:
+            fields = {}
+            if reference:
+                fields["slotine_li_torque"] = dyn.slotine_li(q, qd, *reference)
+            M, Mdot, C = dyn.coriolis(q, qd)
+            Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
+            fields.update(
+                coriolis_matrix=C,
+                mass_matrix=M,
+                mass_matrix_derivative=Mdot,
+                coriolis_force=Cqd,
+                coriolis_transpose_force=CTqd,
+                gravity_force=dyn.gravity(q),
+                momentum=p,
+                position=q,
+                velocity=qd,
+            )
+        if self._refuse_nonfinite(response, model, fields):
+            return
+        for field_name, value in fields.items():
+            setattr(response, field_name, to_field(value))
+        response.joint_names = list(model.joint_names)
+        response.position_names = list(model.position_names)
+        response.success = True
+        response.message = f"{model.name}: {model.n} DoF"
 
     def task_space(self, request, response):
-        response.success = False
-        try:
-            model = self.state.model
-            if model is None:
-                response.message = NO_MODEL
-                return response
-            state = self._request_state(request, model, response)
-            if state is None:
-                return response
-            q, qd = state
-            rows = [int(r) for r in request.rows] or None
-            reference = request.reference or "local_world_aligned"
-            dyn = model.service_dyn
-            with model.service_lock:
-                Lam, mu, J, Jd = dyn.task_space(
-                    q, qd, request.frame, reference, rows, float(request.damping)
-                )
-            fields = {"task_inertia": Lam, "task_coriolis": mu, "jacobian": J, "jacobian_dot": Jd}
-            if self._refuse_nonfinite(response, model, fields):
-                return response
-            for field_name, value in fields.items():
-                setattr(response, field_name, to_field(value))
-            response.joint_names = list(model.joint_names)
-            response.rows = list(range(6)) if rows is None else rows
-            response.success = True
-            response.message = (
-                f"{model.name}: frame {request.frame}, {len(response.rows)} task rows, {reference}"
+        return self._answer(
+            response, lambda model: self._task_space(request, model, response), plain=True
+        )
+
+    def _task_space(self, request, model, response) -> None:
+        state = self._request_state(request, model, response)
+        if state is None:
+            return
+        q, qd = state
+        rows = [int(r) for r in request.rows] or None
+        reference = request.reference or "local_world_aligned"
+        dyn = model.service_dyn
+        with model.service_lock:
+            Lam, mu, J, Jd = dyn.task_space(
+                q, qd, request.frame, reference, rows, float(request.damping)
             )
-        except ValueError as exc:  # unknown frame, bad rows, singular task: the library's reason
-            response.success = False
-            response.message = str(exc)
-        except Exception as exc:  # noqa: BLE001 -- a service never raises
-            response.success = False
-            response.message = f"failed: {type(exc).__name__}: {exc}"
-        return response
+        fields = {"task_inertia": Lam, "task_coriolis": mu, "jacobian": J, "jacobian_dot": Jd}
+        if self._refuse_nonfinite(response, model, fields):
+            return
+        for field_name, value in fields.items():
+            setattr(response, field_name, to_field(value))
+        response.joint_names = list(model.joint_names)
+        response.rows = list(range(6)) if rows is None else rows
+        response.success = True
+        response.message = (
+            f"{model.name}: frame {request.frame}, {len(response.rows)} task rows, {reference}"
+        )
 
     def reset_observer(self, request, response):
         with self.state.lock:
