@@ -205,14 +205,24 @@ def test_controller_hook():
             self.dyn, self.e, self.s = dyn, np.zeros(dyn.nv), np.zeros(dyn.nv)
 
         def torque(self, t, q, qd):
+            return self.dyn.gravity(q)
+
+    class Stiff(Hold):  # D = 20 N·m·s on a wrist of 4e-4 kg·m², one step late: diverges
+        def torque(self, t, q, qd):
             return self.dyn.gravity(q) - 20.0 * qd
 
     passivity_controller.register_controller("test_hold", Hold)
+    passivity_controller.register_controller("test_stiff", Stiff)
     try:
         plant_log, ctrl_log = analysis.simulate(Scenario(controller="test_hold"), 0.05)
         assert np.all(np.isfinite(plant_log["q"])) and ctrl_log["tau"].any()
+        assert np.abs(plant_log["qd"]).max() < 0.1  # held: gravity compensated
+        # a divergence is an error, never a run that MuJoCo silently reset to q = 0
+        with pytest.raises(ValueError, match="MuJoCo simulation diverged"):
+            analysis.simulate(Scenario(controller="test_stiff"), 0.05)
     finally:
         del passivity_controller.CONTROLLERS["test_hold"]
+        del passivity_controller.CONTROLLERS["test_stiff"]
 
 
 # ============================================================================ closed loop

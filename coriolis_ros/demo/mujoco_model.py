@@ -27,6 +27,7 @@ Jacobian of a point on a body (``mj_jac``), which maps a Cartesian push to joint
 from __future__ import annotations
 
 import math
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -41,6 +42,17 @@ COMPILER = {
     "boundmass": "0",
     "boundinertia": "0",
 }
+
+
+def _print_warning(text) -> None:
+    print(f"[mujoco] warning: {text}", file=sys.stderr, flush=True)
+
+
+def _quiet_log_file(mujoco) -> None:
+    """MuJoCo's warnings on stderr instead of appended to MUJOCO_LOG.TXT in the working
+    directory (process-wide; the demo's processes and the tests own theirs)."""
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(_print_warning)
 
 
 def mjcf_ready_urdf(urdf: str) -> str:
@@ -83,6 +95,9 @@ class MujocoRobot:
         if not (math.isfinite(dt) and 0 < dt <= 0.1):
             raise ValueError(f"dt must be in (0, 0.1] s, got {dt}")
         self._mj = mujoco
+        _quiet_log_file(mujoco)
+        w = mujoco.mjtWarning
+        self._unstable = [int(w.mjWARN_BADQPOS), int(w.mjWARN_BADQVEL), int(w.mjWARN_BADQACC)]
         try:
             model = mujoco.MjModel.from_xml_string(mjcf_ready_urdf(urdf))
         except ValueError as exc:  # MuJoCo's compiler errors are ValueError too
@@ -205,8 +220,20 @@ class MujocoRobot:
         d.xfrc_applied[:] = 0.0
         if body is not None:
             d.xfrc_applied[self.body_id(body), :3] = np.asarray(force, dtype=np.float64)
+        before = self._instabilities()
         self._mj.mj_step(self.model, d)
         self._mj.mj_forward(self.model, d)
+        if self._instabilities() != before or not (
+            np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))
+        ):
+            raise ValueError(
+                f"the MuJoCo simulation diverged at t = {d.time:.6g} s (NaN, Inf or huge q, "
+                "q̇ or q̈; MuJoCo resets the state then): the controller or the push is "
+                "unstable at this step size"
+            )
+
+    def _instabilities(self) -> int:
+        return sum(int(self.data.warning[i].number) for i in self._unstable)
 
     @property
     def constraint_count(self) -> int:

@@ -408,6 +408,7 @@ def main(argv=None) -> int:
     executor = None
     spinner = None
     logged = 0
+    status = 0
     extras = {}
     try:
         node = rclpy.create_node(NODE_NAME)
@@ -488,7 +489,12 @@ def main(argv=None) -> int:
             logged = k + 1
             if k == steps:
                 break
-            plant.step(tau)
+            try:
+                plant.step(tau)
+            except ValueError as exc:  # diverged: the log so far is kept, the run failed
+                logger.error(str(exc))
+                status = 1
+                break
             k += 1
             log["work"][k] = plant.last_work  # over [k-1, k]
             log["tau_ext_end"][k] = plant.last_tau_ext_end  # the push of [k-1, k] at k
@@ -518,7 +524,7 @@ def main(argv=None) -> int:
         rclpy.try_shutdown()
         if spinner is not None:
             spinner.join(timeout=2.0)
-    return 0
+    return status
 
 
 if __name__ == "__main__":
