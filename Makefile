@@ -3,8 +3,8 @@
 #   make install  rebuild + install the current tree into .venv (incremental, ~1 s)
 #   make test     setup if needed, install, ruff check, pytest on test/ against the installed copy
 #   make demo     setup if needed, install, run python -m coriolis_ros.demo
-#   make demo-passivity  closed loop (plant, Slotine-Li controller, push, the node's observer);
-#                 writes docs/passivity_demo.png and docs/passivity_demo.json (DEMO_ARGS to change)
+#   make demo-passivity  closed loop: the robot in MuJoCo, Slotine-Li, a push, the node's observer;
+#                 writes docs/closed_loop.png and docs/closed_loop.json (DEMO_ARGS to change)
 #   make run URDF=robot.urdf [ARGS='-p update_rate:=500.0']
 #                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
@@ -18,7 +18,7 @@ PYTEST_ARGS ?= test
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-DEMO_ARGS ?= --output docs/passivity_demo.png --summary docs/passivity_demo.json
+DEMO_ARGS ?= --output docs/closed_loop.png --summary docs/closed_loop.json
 
 .PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean
 

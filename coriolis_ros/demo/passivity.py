@@ -6,10 +6,11 @@ Four processes with this interpreter, on the loopback interface only:
    (reliable, transient local) and records ``coriolis_state`` (stamp, effort,
    external_effort);
 2. the coriolis node (``coriolis_ros.node``), with its momentum observer on when it has one;
-3. the controller (``coriolis_ros.demo.passivity_controller``): Slotine–Li, ``joint_states`` in,
-   ``joint_commands`` (sensor_msgs/JointState, ``effort``) out;
-4. the plant (``coriolis_ros.demo.passivity_plant``): RK4 forward dynamics at 1 kHz with a
-   known push, ``joint_commands`` in, ``joint_states`` (position, velocity, applied effort) out.
+3. the controller (``coriolis_ros.demo.passivity_controller``): Slotine–Li (``--controller``),
+   ``joint_states`` in, ``joint_commands`` (sensor_msgs/JointState, ``effort``) out;
+4. the plant (``coriolis_ros.demo.passivity_plant``): the robot in MuJoCo, compiled from the same
+   URDF, RK4 at 1 kHz with a known push (a force on a link, or a joint torque),
+   ``joint_commands`` in, ``joint_states`` (position, velocity, applied effort) out.
 
 Order: the runner warms up the library (Numba's on-disk cache), starts the node and waits until
 its ``compute_dynamics`` service answers (model ready), then starts the controller and the
@@ -47,7 +48,7 @@ RECORD_DEPTH = 5000
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m coriolis_ros.demo.passivity",
-        description="Closed-loop passivity demo: simulated robot, Slotine-Li controller, "
+        description="Closed-loop passivity demo: the robot in MuJoCo, a Slotine-Li controller, "
         "a known push, and the coriolis node's momentum observer estimating it.",
     )
     common.add_scenario_arguments(parser)
@@ -173,7 +174,14 @@ def main(argv=None) -> int:
     try:
         scenario = common.Scenario.from_args(args)
         dyn = scenario.dynamics()
-        scenario.push(dyn)
+        from coriolis_ros.demo.passivity_controller import CONTROLLERS
+        from coriolis_ros.demo.passivity_plant import MujocoPlant
+
+        if scenario.controller not in CONTROLLERS:
+            raise ValueError(f"unknown controller {scenario.controller!r} "
+                             f"(known: {', '.join(sorted(CONTROLLERS))})")  # fmt: skip
+        MujocoPlant(scenario.urdf(), dyn.joint_names, dyn.neutral(), np.zeros(dyn.nv),
+                    push=scenario.push(dyn))  # fmt: skip  # the robot compiles, the link exists
         env, notes = demo_environment(os.environ)
     except ValueError as exc:
         print(f"{PREFIX} error: {exc}", file=sys.stderr)
@@ -223,8 +231,6 @@ def main(argv=None) -> int:
     for param in node_params:
         node_cmd += ["-p", param]
     scenario_args = common.scenario_argv(args)
-    if scenario.push_end is None:
-        scenario_args[scenario_args.index("--push-end") + 1] = "-1"
     controller_cmd = [*py, "-m", "coriolis_ros.demo.passivity_controller", *scenario_args,
                       "--log", str(ctrl_log)]  # fmt: skip
     plant_cmd = [*py, "-m", "coriolis_ros.demo.passivity_plant", *scenario_args,

@@ -7,8 +7,12 @@ time but joint states and torques.
 * Robot: a bundled robot or a URDF file (fixed base).
 * Reference q_d(t): :class:`~coriolis_ros.demo.trajectory.SinusoidTrajectory` with
   ``margin`` of each joint's half-range (smooth, analytic q̇_d and q̈_d).
-* Push: ``push_torque`` on ``push_joint`` from ``push_start`` to ``push_end`` s of simulated
-  time.
+* Push, from ``push_start`` to ``push_end`` s of simulated time: a world-frame force
+  ``push_force`` (N) at the centre of mass of the link ``push_body`` (:class:`BodyPush`; MuJoCo's
+  ``xfrc_applied``: what a person leaning on the arm does), or, when ``push_body`` is empty, the
+  torque ``push_torque`` on ``push_joint`` (:class:`Push`; MuJoCo's ``qfrc_applied``).
+* Controller: ``controller``, a name in
+  :data:`coriolis_ros.demo.passivity_controller.CONTROLLERS` (``slotine_li``).
 * Gains: Λ = ``lam`` (1/s) on every joint; K = ``kappa`` · M(q) (see
   :mod:`coriolis_ros.demo.passivity_controller` for why), so the sliding variable s decays
   with the time constant 1/kappa in every direction.
@@ -27,12 +31,15 @@ DEFAULTS = {
     "robot": "arm7",
     "seed": 0,
     "margin": 0.3,
+    "push_body": "link4",
+    "push_force": "0,20,0",
     "push_joint": "joint2",
     "push_torque": 10.0,
     "push_start": 2.0,
     "push_end": 4.0,
     "lam": 10.0,
     "kappa": 30.0,
+    "controller": "slotine_li",
 }
 
 
@@ -63,6 +70,54 @@ class Push:
         return out
 
 
+@dataclass(frozen=True)
+class BodyPush:
+    """A world-frame force step: ``force`` (N, 3 numbers) at the centre of mass of the link
+    ``body`` from ``start`` to ``end`` seconds of simulated time (``end`` None: until the end).
+    Its joint torques J(q)ᵀ f change with the posture; the plant computes them (MuJoCo's
+    Jacobian) and logs them as the truth the observer is compared with."""
+
+    body: str
+    force: tuple
+    start: float
+    end: float | None = None
+
+    def __post_init__(self):
+        force = tuple(float(f) for f in self.force)
+        object.__setattr__(self, "force", force)
+        if len(force) != 3 or not all(math.isfinite(f) for f in force):
+            raise ValueError(f"push force must be 3 finite numbers (N), got {self.force}")
+        if not self.body:
+            raise ValueError("push body must be a link name")
+        if not (math.isfinite(self.start) and self.start >= 0):
+            raise ValueError(f"push needs a start >= 0, got {self}")
+        if self.end is not None and not (math.isfinite(self.end) and self.end > self.start):
+            raise ValueError(f"push end must be after its start, got {self}")
+
+    def active(self, t: float) -> bool:
+        return t >= self.start and (self.end is None or t < self.end)
+
+    def value(self, t: float, out: np.ndarray) -> np.ndarray:
+        """The force (3,) at time ``t`` into ``out``."""
+        out[:] = self.force if self.active(t) else 0.0
+        return out
+
+
+def parse_force(text) -> tuple:
+    """'fx,fy,fz' (N) -> a tuple of 3 floats; ValueError otherwise."""
+    if isinstance(text, (tuple, list)):
+        parts = list(text)
+    else:
+        parts = [p for p in str(text).replace(" ", ",").split(",") if p]
+    try:
+        force = tuple(float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"push force must be 'fx,fy,fz' in N, got {text!r}") from None
+    if len(force) != 3 or not all(math.isfinite(f) for f in force):
+        raise ValueError(f"push force must be 'fx,fy,fz' (3 finite numbers, N), got {text!r}")
+    return force
+
+
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     d = DEFAULTS
     parser.add_argument("--robot", default=d["robot"], help="bundled robot or URDF file")
@@ -73,7 +128,20 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
         default=d["margin"],
         help="reference amplitude, fraction of each joint's half-range (default %(default)s)",
     )
-    parser.add_argument("--push-joint", default=d["push_joint"], help="joint pushed")
+    parser.add_argument(
+        "--push-body",
+        default=d["push_body"],
+        help="link pushed by a world-frame force at its centre of mass (default %(default)s); "
+        "empty: push a joint with --push-joint/--push-torque instead",
+    )
+    parser.add_argument(
+        "--push-force",
+        default=d["push_force"],
+        help="'fx,fy,fz', N, world frame (default %(default)s)",
+    )
+    parser.add_argument(
+        "--push-joint", default=d["push_joint"], help="joint pushed when --push-body is empty"
+    )
     parser.add_argument(
         "--push-torque", type=float, default=d["push_torque"], help="N·m (default %(default)s)"
     )
@@ -95,13 +163,25 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
         default=d["kappa"],
         help="K = kappa · M(q), 1/s (default %(default)s)",
     )
+    parser.add_argument(
+        "--controller",
+        default=d["controller"],
+        help="controller of the loop, a name registered in passivity_controller.CONTROLLERS "
+        "(default %(default)s)",
+    )
 
 
 def scenario_argv(args) -> list[str]:
-    """The scenario arguments of ``args`` as a command line, to pass them to a child."""
+    """The scenario arguments of ``args`` as a command line, to pass them to a child
+    (``--name=value``: a value may start with '-', like a force '-40,0,0')."""
     out = []
     for key in DEFAULTS:
-        out += ["--" + key.replace("_", "-"), str(getattr(args, key))]
+        value = getattr(args, key)
+        if key == "push_end" and value is None:
+            value = -1.0
+        if key == "push_force":
+            value = ",".join(repr(float(f)) for f in parse_force(value))
+        out.append(f"--{key.replace('_', '-')}={value}")
     return out
 
 
@@ -110,14 +190,18 @@ class Scenario:
     robot: str = DEFAULTS["robot"]
     seed: int = DEFAULTS["seed"]
     margin: float = DEFAULTS["margin"]
+    push_body: str = DEFAULTS["push_body"]
+    push_force: tuple = parse_force(DEFAULTS["push_force"])
     push_joint: str = DEFAULTS["push_joint"]
     push_torque: float = DEFAULTS["push_torque"]
     push_start: float = DEFAULTS["push_start"]
     push_end: float | None = DEFAULTS["push_end"]
     lam: float = DEFAULTS["lam"]
     kappa: float = DEFAULTS["kappa"]
+    controller: str = DEFAULTS["controller"]
 
     def __post_init__(self):
+        object.__setattr__(self, "push_force", parse_force(self.push_force))
         for name in ("lam", "kappa"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
@@ -132,12 +216,15 @@ class Scenario:
             robot=args.robot,
             seed=args.seed,
             margin=args.margin,
+            push_body=args.push_body,
+            push_force=parse_force(args.push_force),
             push_joint=args.push_joint,
             push_torque=args.push_torque,
             push_start=args.push_start,
             push_end=None if end is None or end < 0 else end,
             lam=args.lam,
             kappa=args.kappa,
+            controller=args.controller,
         )
 
     def urdf(self) -> str:
@@ -168,14 +255,20 @@ class Scenario:
                 f"({', '.join(dyn.joint_names)})"
             ) from None
 
-    def push(self, dyn) -> Push:
+    def push(self, dyn) -> Push | BodyPush:
+        """The push: a :class:`BodyPush` when ``push_body`` is set, else a joint :class:`Push`."""
+        if self.push_body:
+            return BodyPush(self.push_body, self.push_force, self.push_start, self.push_end)
         return Push(self.push_index(dyn), self.push_torque, self.push_start, self.push_end)
 
-    def push_description(self, dyn) -> str:
+    def push_description(self, dyn=None) -> str:
         end = "the end" if self.push_end is None else f"{self.push_end:g} s"
-        return (
-            f"{self.push_torque:g} N·m on {self.push_joint} from {self.push_start:g} s to {end}"
-        )
+        if self.push_body:
+            f = ", ".join(f"{x:g}" for x in self.push_force)
+            what = f"({f}) N on {self.push_body}"
+        else:
+            what = f"{self.push_torque:g} N·m on {self.push_joint}"
+        return f"{what} from {self.push_start:g} s to {end}"
 
 
 class Reference:

@@ -21,6 +21,18 @@ joints' own inertias (κ diag M, κ = 30/s) gives λ_max(M⁻¹ K) ≈ 2800/s on
 the wrist's coupled inertia is far smaller than its diagonal suggests: it diverges.  With
 K = κ M(q), M⁻¹ K = κ I exactly, at every configuration.
 
+Other controllers (the hook): :data:`CONTROLLERS` maps the scenario's ``--controller`` name
+to a factory ``factory(dyn, reference, scenario) -> controller``; :func:`make_controller` is
+what the ROS process and :func:`coriolis_ros.demo.passivity_analysis.simulate` call.  A
+controller provides ``torque(t, q, qd) -> τ`` (an array it may overwrite on the next call) and
+the attributes ``e``, ``s`` (the last call's tracking error and sliding variable, nv each); it
+may provide ``log_row() -> dict[str, ndarray]`` (fixed shapes), logged per answered state next to
+τ (for an adaptive controller: its parameter estimate π̂).  ``dyn`` is the nominal model the
+controller is given (the plant's truth is MuJoCo's); an adaptive controller starting from wrong
+parameters registers itself with :func:`register_controller` and takes its own options from
+the scenario.  The analysis's energy balance (V = ½ sᵀ M s with the true M) holds for any
+controller; for an adaptive one its storage adds ½ π̃ᵀ P⁻¹ π̃, which only the controller knows.
+
 ROS process (``python -m coriolis_ros.demo.passivity_controller``, node
 ``passivity_controller``): the newest ``joint_states`` message (sensor_msgs/JointState,
 reliable, depth 1: when the controller falls behind it answers the newest state, never a stale
@@ -89,6 +101,32 @@ class SlotineLiController:
         return self._tau
 
 
+CONTROLLERS = {
+    "slotine_li": lambda dyn, reference, scenario: SlotineLiController(
+        dyn, reference, scenario.lam, scenario.kappa
+    ),
+}
+
+
+def register_controller(name: str, factory) -> None:
+    """Add ``factory(dyn, reference, scenario) -> controller`` under ``name`` (module
+    docstring: the protocol); a name already taken is a ValueError."""
+    if not isinstance(name, str) or not name or name in CONTROLLERS:
+        raise ValueError(f"controller name must be new and non-empty, got {name!r}")
+    CONTROLLERS[name] = factory
+
+
+def make_controller(dyn, reference, scenario):
+    """The controller named by ``scenario.controller`` (:data:`CONTROLLERS`)."""
+    try:
+        factory = CONTROLLERS[scenario.controller]
+    except KeyError:
+        raise ValueError(
+            f"unknown controller {scenario.controller!r} (known: {', '.join(sorted(CONTROLLERS))})"
+        ) from None
+    return factory(dyn, reference, scenario)
+
+
 def _positive(value, n: int, name: str) -> np.ndarray:
     arr = np.array(value, dtype=np.float64)
     if arr.ndim == 0:
@@ -117,13 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Loop:
-    def __init__(self, controller, publisher, msg, capacity):
+    def __init__(self, controller, publisher, msg, capacity, n):
         self.controller = controller
         self.publisher = publisher
         self.msg = msg
         self.t0_ns = None
         self.count = 0
-        n = len(controller.lam)
+        self.n = n
         self.log = {
             "stamp_ns": np.zeros(capacity, dtype=np.int64),
             "t_ref": np.zeros(capacity),
@@ -135,9 +173,10 @@ class _Loop:
             "compute_s": np.zeros(capacity),
         }
         self.rejected = 0
+        self.extra = None  # the controller's log_row() arrays, allocated at the first row
 
     def on_state(self, state) -> None:
-        n = len(self.controller.lam)
+        n = self.n
         if len(state.position) != n or len(state.velocity) != n:
             self.rejected += 1
             return
@@ -164,6 +203,14 @@ class _Loop:
             log["s"][i] = c.s
             log["tau"][i] = tau
             log["compute_s"][i] = elapsed
+            if hasattr(c, "log_row"):
+                row = c.log_row()
+                if self.extra is None:
+                    capacity = len(log["stamp_ns"])
+                    self.extra = {f"controller_{k}": np.zeros((capacity, *np.shape(v)))
+                                  for k, v in row.items()}  # fmt: skip
+                for k, v in row.items():
+                    self.extra[f"controller_{k}"][i] = v
             self.count += 1
 
 
@@ -182,7 +229,7 @@ def main(argv=None) -> int:
         scenario = common.Scenario.from_args(args)
         dyn = scenario.dynamics()
         reference = scenario.reference(dyn)
-        controller = SlotineLiController(dyn, reference, scenario.lam, scenario.kappa)
+        controller = make_controller(dyn, reference, scenario)
         dyn.warmup()
         controller.torque(0.0, reference.position(0.0), reference.velocity(0.0))  # warm up
     except ValueError as exc:
@@ -205,7 +252,7 @@ def main(argv=None) -> int:
         publisher = node.create_publisher(JointState, "joint_commands", qos)
         msg = JointState()
         msg.name = list(dyn.joint_names)
-        loop = _Loop(controller, publisher, msg, args.max_states)
+        loop = _Loop(controller, publisher, msg, args.max_states, dyn.nv)
         states_qos = QoSProfile(
             history=HistoryPolicy.KEEP_LAST,
             reliability=ReliabilityPolicy.RELIABLE,
@@ -214,7 +261,7 @@ def main(argv=None) -> int:
         )
         node.create_subscription(JointState, "joint_states", loop.on_state, states_qos)
         node.get_logger().info(
-            f"Slotine-Li on {dyn.name}: Lambda {scenario.lam:g} 1/s, "
+            f"{scenario.controller} on {dyn.name}: Lambda {scenario.lam:g} 1/s, "
             f"K = {scenario.kappa:g} M(q) 1/s"
         )
         try:
@@ -223,7 +270,8 @@ def main(argv=None) -> int:
             pass
     finally:
         if loop is not None and loop.count:
-            np.savez(args.log, **{key: v[: loop.count] for key, v in loop.log.items()})
+            logs = {**loop.log, **(loop.extra or {})}
+            np.savez(args.log, **{key: v[: loop.count] for key, v in logs.items()})
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

@@ -1,16 +1,19 @@
-"""Simulated robot of the passivity demo: forward dynamics at 1 kHz, published as JointState.
+"""Simulated robot of the passivity demo: MuJoCo at 1 kHz, published as JointState.
 
-ROS-free core, :class:`RigidBodyPlant`: the rigid-body equation of motion of a fixed-base robot,
+ROS-free core, :class:`MujocoPlant`: the robot compiled by MuJoCo from the same URDF the coriolis
+node loads (:class:`~coriolis_ros.demo.mujoco_model.MujocoRobot`: rigid body only, contacts
+off), integrated by MuJoCo's RK4 (``mjINT_RK4``) with the torques held constant over each step
+(zero-order hold, as a digital controller applies them).  The plant is independent of the
+library: MuJoCo computes M, the bias forces, the forward dynamics and the integration with its
+own algorithms, so the controller and the observer (which use the library's model) are checked
+against another implementation of the physics, not against themselves.  The push is a
+:class:`~coriolis_ros.demo.passivity_common.BodyPush` (a world-frame force on a link's centre
+of mass, MuJoCo's ``xfrc_applied``) or a joint :class:`Push` (``qfrc_applied``); its joint
+torques τ_ext (J(q)ᵀ f from MuJoCo's Jacobian, for a force) are logged as the truth.
 
-    M(q) q̈ = τ + τ_ext − C(q, q̇) q̇ − g(q),
-
-with M, C q̇ and g from the library (``Dynamics.mass_matrix``, ``coriolis_vectors``, ``gravity``),
-integrated by the classical fourth-order Runge–Kutta method with the torques held constant over
-each step (zero-order hold, as a digital controller applies them).  RK4 rather than
-semi-implicit Euler because the demo checks an energy balance (½ sᵀ M s) and an observer to
-better than a percent: RK4's local error is O(h⁵) (about 1e-12 rad per 1 ms step here), the
-semi-implicit Euler's O(h²).  The external push is a :class:`Push`: a torque step on one joint
-switched on and off at known times.
+:class:`RigidBodyPlant` integrates the library's own model instead (M q̈ = τ + τ_ext − C q̇ − g,
+classical RK4); it is no longer the demo's plant, and stays as a small feed for tests of the
+node's observer bookkeeping.
 
 ROS process (``python -m coriolis_ros.demo.passivity_plant``, node ``passivity_plant``):
 
@@ -40,7 +43,8 @@ Start: the plant waits until ``joint_commands`` has a publisher and ``joint_stat
 ``--wait-subscribers`` subscribers, then ``--settle`` seconds for the connections to complete,
 then starts at rest at the reference's initial position.  At the end (``--duration`` of
 simulated time, or SIGINT/SIGTERM) it writes its log to ``--log`` (npz: stamps, q, qd, applied
-τ, τ_ext, command ages) and exits 0.
+τ, τ_ext, MuJoCo's energies, the work of the actuators and of the push over each step, active
+constraint rows, command ages) and exits 0.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ import time
 import numpy as np
 
 from coriolis_ros.demo import passivity_common as common
-from coriolis_ros.demo.passivity_common import Push
+from coriolis_ros.demo.passivity_common import BodyPush, Push
 
 NODE_NAME = "passivity_plant"
 STATES_DEPTH = 1000
@@ -158,13 +162,118 @@ class RigidBodyPlant:
         self.step_count += 1
 
 
+class MujocoPlant:
+    """The robot in MuJoCo (module docstring), with the interface of :class:`RigidBodyPlant`.
+
+    ``urdf``: the URDF text; ``joint_names``: the order of q, q̇, τ (the library's);
+    ``q0``, ``qd0``: initial state; ``dt``: step (s); ``push``: a :class:`Push` (joint index in
+    ``joint_names``), a :class:`BodyPush` or None; ``gravity``: world gravity (m/s²).
+
+    State: :attr:`t` (k × dt exactly), :attr:`q`, :attr:`qd` (read-only arrays, new each step).
+    After each :meth:`step`: :attr:`last_tau_ext` and :attr:`last_tau_ext_end` (the push's joint
+    torques at the start and at the end of the step: the force is held, J(q) moves),
+    :attr:`last_work` (actuator and push work over the step, J: τᵀ Δq, and f · Δc for a force
+    on a centre of mass c, or τ_extᵀ Δq for a joint push: exact for forces held constant over
+    the step), :attr:`constraint_rows` (MuJoCo's active constraint rows: a joint limit).
+    """
+
+    def __init__(self, urdf, joint_names, q0, qd0, dt=1e-3, push=None, gravity=(0, 0, -9.81)):
+        from coriolis_ros.demo.mujoco_model import MujocoRobot
+
+        self.robot = MujocoRobot(urdf, joint_names, dt, gravity)
+        n = self.robot.nv
+        self.nv = n
+        self.dt = self.robot.dt
+        if isinstance(push, Push) and not 0 <= push.joint < n:
+            raise ValueError(f"push joint index {push.joint} out of range 0..{n - 1}")
+        if isinstance(push, BodyPush):
+            self._body = push.body
+            self.robot.body_id(push.body)  # ValueError now, not in the loop
+        elif push is None or isinstance(push, Push):
+            self._body = None
+        else:
+            raise ValueError(f"push must be a Push, a BodyPush or None, got {push!r}")
+        self.push = push
+        self.robot.set_state(q0, qd0)
+        self.step_count = 0
+        self._force = np.zeros(3)
+        self._joint = np.zeros(n)
+        self.last_tau_ext = np.zeros(n)
+        self.last_tau_ext_end = np.zeros(n)
+        self.last_work = (0.0, 0.0)
+        self.constraint_rows = 0
+        self._refresh()
+
+    def _refresh(self):
+        self._q = self.robot.q()
+        self._qd = self.robot.qd()
+        for x in (self._q, self._qd):
+            x.setflags(write=False)
+
+    @property
+    def t(self) -> float:
+        return self.step_count * self.dt
+
+    @property
+    def q(self) -> np.ndarray:
+        return self._q
+
+    @property
+    def qd(self) -> np.ndarray:
+        return self._qd
+
+    def energy(self) -> tuple[float, float]:
+        """MuJoCo's (potential, kinetic) energy of the current state (J)."""
+        return self.robot.energy()
+
+    def external_torque(self, t: float | None = None) -> np.ndarray:
+        """τ_ext of the push held over the step starting at ``t`` (default: now), at the
+        current posture; a fresh array."""
+        t = self.t if t is None else t
+        out = np.zeros(self.nv)
+        if isinstance(self.push, Push):
+            self.push.value(t, out)
+        elif self._body is not None and self.push.active(t):
+            out[:] = self.robot.body_force_torque(self._body, self.push.force)
+        return out
+
+    def step(self, tau) -> None:
+        """Advance by dt with actuator torque ``tau`` and the push held constant (MuJoCo RK4)."""
+        robot = self.robot
+        tau = robot.vector(tau, "tau")
+        t = self.t
+        self.last_tau_ext = self.external_torque(t)
+        q0 = self._q
+        body = None
+        joint = None
+        if isinstance(self.push, Push):
+            joint = self.push.value(t, self._joint)
+        elif self._body is not None:
+            body = self._body
+            self.push.value(t, self._force)
+            c0 = robot.body_position(body)
+        robot.step(tau, joint_push=joint, body=body, force=self._force)
+        self.constraint_rows = robot.constraint_count
+        self.step_count += 1
+        self._refresh()
+        dq = self._q - q0
+        work_tau = float(tau @ dq)
+        if body is not None:
+            work_push = float(self._force @ (robot.body_position(body) - c0))
+            self.last_tau_ext_end = robot.body_force_torque(body, self._force)
+        else:
+            work_push = float(self.last_tau_ext @ dq)
+            self.last_tau_ext_end = self.last_tau_ext.copy()
+        self.last_work = (work_tau, work_push)
+
+
 # ====================================================================== ROS process
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m coriolis_ros.demo.passivity_plant",
-        description="Simulated robot: RK4 forward dynamics at 1 kHz, JointState out, torque in.",
+        description="Simulated robot: MuJoCo (RK4) at 1 kHz, JointState out, torque in.",
     )
     common.add_scenario_arguments(parser)
     parser.add_argument("--dt", type=float, default=1e-3, help="step in s (default 0.001)")
@@ -266,11 +375,9 @@ def main(argv=None) -> int:
             raise ValueError(f"--duration must be > 0 s, got {args.duration}")
         dyn = scenario.dynamics()
         reference = scenario.reference(dyn)
-        plant = RigidBodyPlant(
-            dyn, reference.position(0.0), np.zeros(dyn.nv), args.dt, scenario.push(dyn)
-        )
-        dyn.warmup()  # load every kernel now, not in the first steps
-        RigidBodyPlant(dyn, plant.q, plant.qd, args.dt).step(np.zeros(dyn.nv))
+        plant = MujocoPlant(scenario.urdf(), dyn.joint_names, reference.position(0.0),
+                            np.zeros(dyn.nv), args.dt, scenario.push(dyn),
+                            dyn.gravity_vector)  # fmt: skip
     except ValueError as exc:
         print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
         return 2
@@ -289,6 +396,10 @@ def main(argv=None) -> int:
         "qd": np.zeros((steps + 1, n)),
         "tau": np.zeros((steps + 1, n)),
         "tau_ext": np.zeros((steps + 1, n)),
+        "energy": np.zeros((steps + 1, 2)),
+        "work": np.zeros((steps + 1, 2)),
+        "tau_ext_end": np.zeros((steps + 1, n)),
+        "constraint_rows": np.zeros(steps + 1, dtype=np.int64),
         "command_age_ns": np.full(steps + 1, -1, dtype=np.int64),
         "late_s": np.zeros(steps + 1),
     }
@@ -297,6 +408,7 @@ def main(argv=None) -> int:
     executor = None
     spinner = None
     logged = 0
+    status = 0
     extras = {}
     try:
         node = rclpy.create_node(NODE_NAME)
@@ -352,7 +464,7 @@ def main(argv=None) -> int:
         t0_ns = clock.now().nanoseconds
         dt_ns = int(round(args.dt * 1e9))
         logger.info(
-            f"simulating {dyn.name} ({n} DoF), RK4 at {1.0 / args.dt:g} Hz for "
+            f"simulating {dyn.name} ({n} DoF) in MuJoCo, RK4 at {1.0 / args.dt:g} Hz for "
             f"{args.duration:g} s, push {scenario.push_description(dyn)}"
         )
         start = time.monotonic()
@@ -371,12 +483,21 @@ def main(argv=None) -> int:
             log["qd"][k] = plant.qd
             log["tau"][k] = tau
             log["tau_ext"][k] = plant.external_torque()
+            log["energy"][k] = plant.energy()
+            log["constraint_rows"][k] = plant.constraint_rows
             log["command_age_ns"][k] = stamp_ns - answered_ns if answered_ns >= 0 else -1
             logged = k + 1
             if k == steps:
                 break
-            plant.step(tau)
+            try:
+                plant.step(tau)
+            except ValueError as exc:  # diverged: the log so far is kept, the run failed
+                logger.error(str(exc))
+                status = 1
+                break
             k += 1
+            log["work"][k] = plant.last_work  # over [k-1, k]
+            log["tau_ext_end"][k] = plant.last_tau_ext_end  # the push of [k-1, k] at k
             delay = start + k * args.dt - time.monotonic()
             log["late_s"][k] = max(0.0, -delay)
             if delay > 0:
@@ -403,7 +524,7 @@ def main(argv=None) -> int:
         rclpy.try_shutdown()
         if spinner is not None:
             spinner.join(timeout=2.0)
-    return 0
+    return status
 
 
 if __name__ == "__main__":
