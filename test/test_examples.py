@@ -1,8 +1,8 @@
 """The controller snippets of docs/controllers.md and examples/slotine_li.py run, and say what
 the doc says they say.
 
-* The in-process snippet is extracted from docs/controllers.md and run in a fresh interpreter; its torque
-  is checked against the Slotine–Li law evaluated here with Pinocchio's M, C and g (an
+* The in-process snippet is extracted from docs/controllers.md and run in a fresh interpreter;
+  its torque is checked against the Slotine–Li law evaluated here with Pinocchio's M, C and g (an
   independent implementation).
 * The topic snippet is extracted and its node subscribed to a real publisher of CoriolisState.
 * examples/slotine_li.py: in-process tracking beats terms one sample old, which beats

@@ -41,6 +41,7 @@ ROSDEP = {
     "std_msgs": "std_msgs",
     "std_srvs": "std_srvs",
     "urdf_parser_py": "urdfdom_py",
+    "xacro": "xacro",
     "yaml": "python3-yaml",
 }
 
