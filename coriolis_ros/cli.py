@@ -5,6 +5,10 @@
     coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
                      [--urdf FILE] [--write-bag] [--plot] [--root-joint floating
                      [--odometry-topic /odom]]
+    coriolis-ros echo [TOPIC] [--once | --count N] [--field F...] [--format text|json]
+    coriolis-ros call compute_dynamics|christoffel|reset_observer [--joint-names ...]
+                      [--position ...] [--velocity ...]
+    coriolis-ros plot [TOPIC] [--field F...] [-o FILE.png [--duration S]]
     (compute, check and bag take --root-joint fixed|floating|planar; a floating base's q is
     x y z qx qy qz qw then the joints, its velocity linear then angular, base frame; bag takes
     the base state from the recorded nav_msgs/Odometry, as the node does)
@@ -18,6 +22,8 @@ symbols (n, n, n);
 *your* robot and exits 0 only if every residual is below its tolerance.
 ``bag`` computes every CoriolisState term for each joint state recorded in ROS 2 bags
 (sqlite3 or MCAP, no ROS installation needed; see :mod:`coriolis_ros.offline.bag`).
+``echo``, ``call`` and ``plot`` talk to a running node (:mod:`coriolis_ros.node.tools`;
+they need rclpy, so not the ROS-free pip install), for users without the ``ros2`` command.
 Exit codes: 0 success, 1 a check failed or a bag could not be processed (the others
 are), 2 bad arguments or an unusable URDF.
 """
@@ -180,13 +186,85 @@ def _parser() -> argparse.ArgumentParser:
     )
     bag.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _ros_tool_parsers(sub)
     return parser
+
+
+# The node's topics and services without the ros2 command (coriolis_ros.node.tools: needs
+# rclpy and the ROS 2 build of this package, as `make setup` or colcon installs it).
+ROS_TOOLS = ("echo", "call", "plot")
+
+
+def _ros_tool_parsers(sub) -> None:
+    shown = argparse.ArgumentParser(add_help=False)
+    shown.add_argument("--format", choices=("text", "json"), default="text",
+                       help="text (shaped arrays) or one JSON object per message")  # fmt: skip
+    shown.add_argument("--field", nargs="+", metavar="FIELD", help="only these fields")
+    shown.add_argument("--precision", type=int, default=6, help="digits in text (default 6)")
+    waits = argparse.ArgumentParser(add_help=False)
+    waits.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                       help="wait this long for the node (default 30 s)")  # fmt: skip
+
+    echo = sub.add_parser(
+        "echo", parents=[shown, waits], help="print a topic's messages (default coriolis_state)",
+        description="Print the messages of a topic readably: CoriolisState with its matrices "
+        "shaped, /diagnostics as key: value lines, any other type field by field.",
+    )
+    echo.add_argument("topic", nargs="?", default="coriolis_state",
+                      help="topic name (default coriolis_state; e.g. /diagnostics)")  # fmt: skip
+    how_many = echo.add_mutually_exclusive_group()
+    how_many.add_argument("--once", action="store_true", help="print one message and exit")
+    how_many.add_argument("--count", type=int, metavar="N", help="print N messages and exit")
+
+    call = sub.add_parser(
+        "call", parents=[shown, waits], help="call the node's services",
+        description="Call compute_dynamics (every term at q, qd), christoffel "
+        "(get_christoffel_symbols: Gamma at the latest joint state, or at --joint-names / "
+        "--position) or reset_observer; exit 1 with the node's reason when it refuses.",
+    )
+    call.add_argument("service", choices=("compute_dynamics", "christoffel",
+                                          "get_christoffel_symbols", "reset_observer"))  # fmt: skip
+    call.add_argument("--name", help="service name (default the node's; /arm/compute_dynamics)")
+    call.add_argument("--joint-names", nargs="+", metavar="JOINT")
+    for field in ("position", "velocity", "base_position", "base_velocity",
+                  "reference_velocity", "reference_acceleration"):  # fmt: skip
+        call.add_argument("--" + field.replace("_", "-"), type=float, nargs="+", metavar="X")
+
+    plot = sub.add_parser(
+        "plot", parents=[waits], help="plot coriolis_state fields over time (matplotlib)",
+        description="Vector fields of a CoriolisState topic over time: to a file with -o "
+        "(recorded for --duration seconds or --count messages), else live in a window.",
+    )
+    plot.add_argument("topic", nargs="?", default="coriolis_state")
+    plot.add_argument("--field", nargs="+", metavar="FIELD",
+                      help="vector fields (default coriolis_force gravity_force)")  # fmt: skip
+    plot.add_argument("-o", "--output", help="write the figure here (.png, .pdf, .svg)")
+    plot.add_argument("--duration", type=float, default=10.0, metavar="S",
+                      help="with -o: record this long (default 10 s)")  # fmt: skip
+    plot.add_argument("--count", type=int, metavar="N", help="with -o: stop after N messages")
+    plot.add_argument("--window", type=float, default=10.0, metavar="S",
+                      help="live: the last S seconds (default 10)")  # fmt: skip
+
+
+def _ros_tool(args) -> int:
+    try:
+        from coriolis_ros.node.tools.run import run_tool
+    except ImportError as exc:
+        print(
+            f"coriolis-ros {args.command}: error: needs ROS 2 (rclpy) and the ROS 2 build of "
+            f"coriolis_ros (make setup, or colcon build): {exc}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return run_tool(args)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "bag":
         return _bag(args)
+    if args.command in ROS_TOOLS:
+        return _ros_tool(args)
     from coriolis_ros.dynamics import Dynamics, URDFError
     from coriolis_ros.dynamics.couplings import load_rotors
 

@@ -5,7 +5,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 [[ -n "${VIRTUAL_ENV:-}" ]] || exit 1
-# `python -m pkg` / `python -c` from the repository root would put the source tree first on
-# sys.path and import ./coriolis_ros (no msg/srv) instead of the installed package.
-export PYTHONSAFEPATH=1
+# env.sh sets PYTHONSAFEPATH=1: `python -m pkg` / `python -c` from the repository root would
+# otherwise put the source tree first on sys.path and import ./coriolis_ros (no msg/srv).
 exec "$@"

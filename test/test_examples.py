@@ -1,12 +1,12 @@
-"""The README's controller-author snippets and examples/slotine_li.py run, and say what the
-README says they say.
+"""The controller snippets of docs/controllers.md and examples/slotine_li.py run, and say what
+the doc says they say.
 
-* The in-process snippet is extracted from README.md and run in a fresh interpreter; its torque
-  is checked against the Slotine–Li law evaluated here with Pinocchio's M, C and g (an
+* The in-process snippet is extracted from docs/controllers.md and run in a fresh interpreter;
+  its torque is checked against the Slotine–Li law evaluated here with Pinocchio's M, C and g (an
   independent implementation).
 * The topic snippet is extracted and its node subscribed to a real publisher of CoriolisState.
 * examples/slotine_li.py: in-process tracking beats terms one sample old, which beats
-  everything one sample old (the ordering the README's table reports).
+  everything one sample old (the ordering the doc's table reports).
 """
 
 from __future__ import annotations
@@ -24,10 +24,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+DOC = REPO / "docs" / "controllers.md"
+
+
 def readme_snippet(name: str) -> str:
-    text = (REPO / "README.md").read_text()
+    text = DOC.read_text()
     match = re.search(rf"<!-- example: {name} -->\s*```python\n(.*?)```", text, re.DOTALL)
-    assert match, f"README.md has no '<!-- example: {name} -->' python block"
+    assert match, f"{DOC.name} has no '<!-- example: {name} -->' python block"
     return match.group(1)
 
 
@@ -69,7 +72,7 @@ def test_topic_snippet_receives_a_state(ros_domain_env):
     from coriolis_ros.msg import CoriolisState
 
     namespace: dict = {}
-    exec(compile(readme_snippet("topic"), "README.md:topic", "exec"), namespace)
+    exec(compile(readme_snippet("topic"), "docs/controllers.md:topic", "exec"), namespace)
     domain_id, _ = ros_domain_env
     rclpy.init(domain_id=domain_id)
     try:

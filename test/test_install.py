@@ -183,7 +183,7 @@ def test_pip_wheel_is_the_ros_free_library(tmp_path):
         for line in metadata.splitlines()
         if line.startswith("Provides-Extra:")
     )
-    assert extras == ["bag", "distributed", "parquet", "plot"]
+    assert extras == ["bag", "distributed", "parquet", "plot", "xacro"]
     assert any(n.endswith(".data/data/share/coriolis_ros/msg/CoriolisState.msg") for n in names)
     eps = configparser.ConfigParser()
     eps.read_string(entry_points)

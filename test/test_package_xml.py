@@ -42,6 +42,7 @@ ROSDEP = {
     "std_msgs": "std_msgs",
     "std_srvs": "std_srvs",
     "urdf_parser_py": "urdfdom_py",
+    "xacro": "xacro",
     "yaml": "python3-yaml",
 }
 
@@ -178,7 +179,7 @@ def test_launch_test_skips_cleanly_without_pinocchio(tmp_path):
 
 def test_launch_test_documents_the_pytest_bound():
     doc = ast.get_docstring(ast.parse((REPO / "test" / "test_launch_coriolis.py").read_text()))
-    readme = (REPO / "README.md").read_text()
-    for text in (doc, readme):
+    install = (REPO / "docs" / "install.md").read_text()
+    for text in (doc, install):
         assert "pytest < 8.4" in text
         assert "ros2/launch#947" in text and "#979" in text

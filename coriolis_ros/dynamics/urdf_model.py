@@ -69,6 +69,7 @@ from .model import (
     REVOLUTE,
     Model,
 )
+from .xacro_files import expand_xacro, is_xacro_path
 
 SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 ROOT_JOINTS = ("fixed", "floating", "planar")
@@ -139,6 +140,8 @@ def _read(urdf) -> str:
         path = os.fspath(urdf)
         if not path.strip():
             raise URDFError("empty robot description")
+        if is_xacro_path(path):
+            return expand_xacro(path).lstrip()
         try:
             with open(path, encoding="utf-8-sig") as f:
                 return f.read().lstrip()

@@ -46,7 +46,8 @@ PARAMETERS = (
     ParamSpec(
         "robot_description_file",
         "",
-        "Path of a URDF file, read at start and whenever this parameter is set; at start it "
+        "Path of a URDF file (or of a .xacro file, expanded by xacro when it is installed), "
+        "read at start and whenever this parameter is set; at start it "
         "takes precedence over robot_description. A later message on the robot_description "
         "topic replaces it. Empty: not used.",
         constraints="empty or a readable file",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 
+from coriolis_ros.dynamics.errors import URDFError
+from coriolis_ros.dynamics.xacro_files import expand_xacro, is_xacro_path
 from coriolis_ros.stream.base_state import BASE_SIZES, BaseStateBuffer
 from coriolis_ros.stream.joint_state_buffer import JointStateBuffer, name_list
 from coriolis_ros.stream.loop_check import LoopCheck
@@ -39,13 +41,19 @@ def description_problem(text: str) -> str | None:
 
 
 def read_description_file(path: str) -> str:
-    """The text of a URDF file (ModelError naming the file when it cannot be read or is not
-    XML)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(f"cannot read {path}: {exc}") from None
+    """The text of a URDF file, or of a ``.xacro`` file expanded by xacro (ModelError naming
+    the file when it cannot be read, expanded, or is not XML)."""
+    if is_xacro_path(path):
+        try:
+            text = expand_xacro(path)
+        except URDFError as exc:
+            raise ModelError(str(exc)) from None
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelError(f"cannot read {path}: {exc}") from None
     problem = description_problem(text)
     if problem is not None:
         raise ModelError(f"{path}: {problem}")
