@@ -49,13 +49,15 @@ ROSDEP = {
 
 # Optional features of the ROS-free library, installed with pip extras (setup.cfg
 # [options.extras_require]) rather than as ROS dependencies: `coriolis-ros bag` and its --plot,
-# and running it under Dask. They are imported inside the functions that need them.
+# running it under Dask, and the demo's MuJoCo plant. They are imported inside the functions
+# that need them.
 OPTIONAL = {
     "rosbags": "bag",
     "matplotlib": "plot",
     "pyarrow": "parquet",
     "dask": "distributed",
     "distributed": "distributed",
+    "mujoco": "demo",
 }
 
 
