@@ -32,6 +32,7 @@ SCRIPTS = {
     "rotors": ("bench_rotors.py", "bench_rotors"),  # geared rotors vs the Pinocchio route
     "task_space": ("bench_task_space.py", "bench_task_space"),  # frame J, Jdot; Lambda, mu
     "regressor": ("bench_regressor.py", "bench_regressor"),  # regressors, parameter updates
+    "adaptive": ("bench_adaptive.py", "bench_adaptive"),  # one adaptive-control tick
     "scaling": ("scaling.py", "scaling"),
     "node": ("bench_node.py", "bench_node"),  # the installed node, end to end (about 2 min)
     "batch": ("bench_batch.py", "bench_batch"),  # batched kernels vs a Pinocchio loop

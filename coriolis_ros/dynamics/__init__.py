@@ -7,6 +7,7 @@
 See :class:`Dynamics` for the whole API.
 """
 
+from .adaptive import AdaptiveController
 from .api import Dynamics
 from .model import Model
 from .numba_cache import cache_dir
@@ -15,6 +16,7 @@ from .urdf_checks import URDFInertiaWarning
 from .urdf_model import URDFError, model_from_urdf
 
 __all__ = [
+    "AdaptiveController",
     "Dynamics",
     "Model",
     "MomentumObserver",
