@@ -76,6 +76,12 @@ ROBOTS = {
     "panda": ("Panda", "panda_description/urdf/panda.urdf"),
     "talos_reduced": ("Talos reduced (fixed base)", "talos_data/robots/talos_reduced.urdf"),
     "ur5": ("UR5", "ur_description/urdf/ur5_robot.urdf"),
+    # bundled models (coriolis_ros/robots: an absolute path, taken as it is)
+    "arm7": ("bundled 7-DoF arm", str(Path(__file__).resolve().parents[1] / "coriolis_ros"
+                                      / "robots" / "arm7.urdf")),
+    "arm7_rotors": ("bundled 7-DoF arm with 7 geared rotors (14 bodies)",
+                    str(Path(__file__).resolve().parents[1] / "coriolis_ros" / "robots"
+                        / "arm7_rotors.urdf")),
 }
 LATENCY_TARGET_MS = 2.0
 START_TARGET_S = 5.0
