@@ -5,6 +5,7 @@
     coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
                      [--urdf FILE] [--write-bag] [--plot] [--root-joint floating
                      [--odometry-topic /odom]]
+    coriolis-ros identify BAG [--urdf FILE] [-o PARAMS.json] [--window N] [--prior-weight W]
     coriolis-ros echo [TOPIC] [--once | --count N] [--field F...] [--format text|json]
     coriolis-ros call compute_dynamics|christoffel|reset_observer [--joint-names ...]
                       [--position ...] [--velocity ...]
@@ -22,6 +23,8 @@ symbols (n, n, n);
 *your* robot and exits 0 only if every residual is below its tolerance.
 ``bag`` computes every CoriolisState term for each joint state recorded in ROS 2 bags
 (sqlite3 or MCAP, no ROS installation needed; see :mod:`coriolis_ros.offline.bag`).
+``identify`` fits every body's inertial parameters to a bag's positions, velocities and
+efforts (:mod:`coriolis_ros.offline.identify`).
 ``echo``, ``call`` and ``plot`` talk to a running node (:mod:`coriolis_ros.node.tools`;
 they need rclpy, so not the ROS-free pip install), for users without the ``ros2`` command.
 Exit codes: 0 success, 1 a check failed or a bag could not be processed (the others
@@ -44,6 +47,7 @@ from coriolis_ros.dynamics.budgets import (
     christoffel_refusal,
 )
 from coriolis_ros.messages import STATE_FIELDS
+from coriolis_ros.offline import identify as identify_cli
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -186,6 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bag.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    identify_cli.add_parser(sub)
     _ros_tool_parsers(sub)
     return parser
 
@@ -263,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "bag":
         return _bag(args)
+    if args.command == "identify":
+        return identify_cli.run(args)
     if args.command in ROS_TOOLS:
         return _ros_tool(args)
     from coriolis_ros.dynamics import Dynamics, URDFError

@@ -207,3 +207,42 @@ def test_closed_loop_model_is_refused():
     z = np.zeros((5, n))
     with pytest.raises(ValueError, match="not available for closed-loop models"):
         identify(dyn, np.arange(5.0), np.tile(dyn.neutral(), (5, 1)), z, z)
+
+
+def test_cli_identifies_from_a_bag(ur5, tmp_path):
+    """``coriolis-ros identify``: a bag of the UR5's joint states with Pinocchio's torques as
+    efforts; the JSON parameters predict Pinocchio's torques on another trajectory."""
+    import json
+
+    from bag_helpers import trajectory_bag
+
+    from coriolis_ros.cli import main
+
+    model, dyn = ur5
+    t, Q, V, A, TAU = trajectory(model, 1500, 0, 0.002)
+    stamps = 1_700_000_000 * 10**9 + np.round(t * 1e9).astype(np.int64)
+    effort = [list(e) for e in TAU]
+    urdf = str(erd_urdf("ur5"))
+    bag = trajectory_bag(tmp_path / "ur5_bag", "mcap", dyn.joint_names, stamps, Q, V,
+                         effort=effort)  # fmt: skip
+    out = tmp_path / "params.json"
+    code = main(["identify", str(bag), "--urdf", urdf, "-o", str(out), "--prior-weight", "1e-9"])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert doc["samples"] == 1500 - 2  # the two ends have no central difference
+    assert doc["rank"] == 36
+    assert [b["link"] for b in doc["bodies"]] == list(dyn.parameter_links)
+    assert predicted_error(model, dyn, np.array(doc["parameters"])) < 1e-3
+
+
+def test_cli_refuses_a_bag_without_efforts(ur5, tmp_path, capsys):
+    from bag_helpers import trajectory_bag
+
+    from coriolis_ros.cli import main
+
+    model, dyn = ur5
+    t, Q, V, _, _ = trajectory(model, 50, 0, 0.002)
+    stamps = 1_700_000_000 * 10**9 + np.round(t * 1e9).astype(np.int64)
+    bag = trajectory_bag(tmp_path / "no_effort", "sqlite3", dyn.joint_names, stamps, Q, V)
+    assert main(["identify", str(bag), "--urdf", str(erd_urdf("ur5"))]) == 1
+    assert "no joint state carries an effort" in capsys.readouterr().err
