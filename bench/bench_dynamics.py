@@ -191,7 +191,7 @@ def overhead_table(settings: bl.Settings, markdown: bool) -> str:
     import pinocchio as pin
 
     from coriolis_ros.dynamics import Dynamics
-    from random_trees import PLAIN, serial_chain
+    from support.random_trees import PLAIN, serial_chain
 
     @numba.njit(cache=False)
     def noop8(mi, mf, q, qd, ws, a, b, c):

@@ -8,7 +8,7 @@ Pinocchio: ``JointModelFreeFlyer``), and are checked against each other before t
 ``computeCoriolisMatrix`` (C only), our ``christoffel`` (generalized Γ, O(Nd²)) vs "Γ via
 Pinocchio" (nv calls of computeCoriolisMatrix with unit velocities, copied into an (nv, nv, nv)
 array), our ``coriolis_vectors`` (C v, Cᵀ v, M v) vs ``rnea``.  The paper's 20-DoF biped and
-quadruped (``test/random_trees.paper_topologies``) are run with a floating torso, next to the
+quadruped (``support.random_trees.paper_topologies``) are run with a floating torso, next to the
 paper's Table 2 (Echeandia & Wensing: C/C++ on RBDL, their machine, C = 13 / 10 µs and Γ = 64 /
 37 µs for the biped / quadruped).  No assertions on speed: this is a benchmark.
 """
@@ -47,7 +47,7 @@ def load(key: str) -> tuple[str, str]:
     label, source, _ = SYSTEMS[key]
     if source.endswith(".urdf"):
         return label, str(bl.erd_robots_dir() / source)
-    from random_trees import paper_topologies
+    from support.random_trees import paper_topologies
 
     return label, paper_topologies(20, 2020)[source]
 

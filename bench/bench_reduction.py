@@ -2,7 +2,7 @@
 
     python bench/bench_reduction.py [--quick] [--markdown] [--dofs 6,8,...]
 
-Table 1, serial chains of revolute joints (``test/random_trees.serial_chain``, random axes and
+Table 1, serial chains of revolute joints (``support.random_trees.serial_chain``, random axes and
 inertias), n = 5 and 6..30 DoF: our ``christoffel(q, method="safeea")`` (Safeea et al.'s
 O(n^3) recursion), our default ``christoffel`` (Echeandia & Wensing's Algorithm 2, O(N d^2) =
 O(n^3) on a chain) and the Pinocchio route to Γ (nv calls of ``computeCoriolisMatrix`` with unit
@@ -37,7 +37,7 @@ PANDA = "panda_description/urdf/panda.urdf"
 
 
 def chain(n: int) -> str:
-    from random_trees import TreeOptions, serial_chain
+    from support.random_trees import TreeOptions, serial_chain
 
     return serial_chain(n, seed=500 + n, options=TreeOptions(joint_types=("revolute",)))
 

@@ -3,7 +3,7 @@
     python bench/scaling.py [--quick] [--markdown] [--sizes 4,8,16,32,64]
                             [--topologies serial_chain,binary_tree,biped,quadruped] [--no-plot]
 
-For each topology (``test/random_trees.random_tree(topology, N, seed, PLAIN)``: revolute joints,
+For each topology (``support.random_trees.random_tree(topology, N, seed, PLAIN)``: revolute joints,
 one body per joint; biped/quadruped = fixed torso with 2/4 legs sharing N) and each N, times our
 ``coriolis`` (M, Ṁ, C; out=) and ``christoffel`` (Γ; out=) against Pinocchio's
 ``computeCoriolisMatrix`` and "Γ via Pinocchio" (nv calls of it with unit velocities), plots
@@ -52,7 +52,7 @@ CURVES = {  # key: (legend label, statement, colour, line style)
 
 
 def measure_point(topology: str, n: int, settings: bl.Settings) -> dict:
-    from random_trees import PLAIN, random_tree
+    from support.random_trees import PLAIN, random_tree
 
     from coriolis_ros.dynamics import Dynamics
 

@@ -15,7 +15,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from test_dynamics_oracle import erd_urdf
+from support.oracle import erd_urdf
 
 from coriolis_ros.dynamics import AdaptiveController, Dynamics
 from coriolis_ros.dynamics.parameters import pseudo_inertia

@@ -15,8 +15,9 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 def _run(script: str, *args: str) -> str:
-    proc = subprocess.run([sys.executable, str(BENCH / script), *args],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -30,8 +31,11 @@ def test_bench_batch_quick_prints_every_operation():
 
 def test_bench_bag_quick_prints_the_table(tmp_path):
     out = _run("bench_bag.py", "--quick", "--markdown", "--workdir", str(tmp_path))
-    rows = [line for line in out.splitlines() if line.startswith("| mcap") or
-            line.startswith("| sqlite3")]
+    rows = [
+        line
+        for line in out.splitlines()
+        if line.startswith("| mcap") or line.startswith("| sqlite3")
+    ]
     assert len(rows) == 5, out  # mcap: all, vectors, 1 thread, Parquet; sqlite3: all
     assert any("Parquet" in row for row in rows), rows
     assert all("| 2000 |" in row for row in rows), rows

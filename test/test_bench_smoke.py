@@ -31,7 +31,9 @@ EXPECTED_ROWS = (
 def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args],
-        capture_output=True, text=True, timeout=timeout,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -40,8 +42,9 @@ def test_quick_markdown_run_on_ur5_prints_the_table():
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
 
-    title = re.search(r"^### UR5: nv=6, tree depth=6 .*err C ([0-9.e+-]+), Γ ([0-9.e+-]+)\)$",
-                      out, re.M)
+    title = re.search(
+        r"^### UR5: nv=6, tree depth=6 .*err C ([0-9.e+-]+), Γ ([0-9.e+-]+)\)$", out, re.M
+    )
     assert title, out
     assert float(title.group(1)) < 1e-9 and float(title.group(2)) < 1e-9
 
@@ -73,17 +76,26 @@ FLOATING = Path(__file__).resolve().parent.parent / "bench" / "bench_floating.py
 def test_floating_bench_prints_its_table_with_the_oracle_check():
     proc = subprocess.run(
         [sys.executable, str(FLOATING), "--quick", "--systems", "solo12,biped20"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines()
-            if line.startswith(("Solo12 ", "paper biped"))}
+    rows = {
+        line.split()[0]: line.split()
+        for line in proc.stdout.splitlines()
+        if line.startswith(("Solo12 ", "paper biped"))
+    }
     solo = rows["Solo12"]
     assert solo[1:3] == ["18", "9"]  # nv with the free flyer, tree depth
     assert 0.0 < float(solo[3]) < 1e5 and float(solo[-1]) < 1e-9  # a time; oracle agreement
     assert "paper biped, 20 DoF, floating torso" in proc.stdout  # the Table 2 comparison
-    bad = subprocess.run([sys.executable, str(FLOATING), "--systems", "nope"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, str(FLOATING), "--systems", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "unknown system" in bad.stderr
 
 
@@ -93,18 +105,24 @@ REDUCTION = Path(__file__).resolve().parent.parent / "bench" / "bench_reduction.
 def test_reduction_bench_prints_both_tables():
     proc = subprocess.run(
         [sys.executable, str(REDUCTION), "--quick", "--dofs", "6"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    rows = {line.split()[0]: line.split() for line in out.splitlines()
-            if line.split() and line.split()[0] in ("5", "6", "coriolis", "christoffel")}
+    rows = {
+        line.split()[0]: line.split()
+        for line in out.splitlines()
+        if line.split() and line.split()[0] in ("5", "6", "coriolis", "christoffel")
+    }
     assert float(rows["6"][-1]) < 1e-9  # Safeea and Algorithm 2 agree with Pinocchio
     assert 0.0 < float(rows["6"][1]) < 1e5  # a time in µs
     assert "slope (6-30)" in out and "5 (seed, MATLAB)" in out
     assert 0.0 < float(rows["coriolis"][-1]) < 100.0  # the reduced / unreduced ratio
-    bad = subprocess.run([sys.executable, str(REDUCTION), "--dofs", "0"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, str(REDUCTION), "--dofs", "0"], capture_output=True, text=True, timeout=60
+    )
     assert bad.returncode == 2 and "--dofs" in bad.stderr
 
 
@@ -112,12 +130,16 @@ ROTORS = Path(__file__).resolve().parent.parent / "bench" / "bench_rotors.py"
 
 
 def test_rotors_bench_prints_its_three_tables_and_the_agreement():
-    proc = subprocess.run([sys.executable, str(ROTORS), "--quick"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROTORS), "--quick"], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for title in ("arm7 vs arm7_rotors", "ours vs Pinocchio on the 14-joint tree",
-                  "quadruped12, floating base"):
+    for title in (
+        "arm7 vs arm7_rotors",
+        "ours vs Pinocchio on the 14-joint tree",
+        "quadruped12, floating base",
+    ):
         assert title in out
     rows = [line.split() for line in out.splitlines() if line.startswith(("C̄", "Γ̄"))]
     assert len(rows) == 2

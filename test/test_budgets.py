@@ -11,8 +11,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from random_trees import PLAIN, serial_chain
-from test_dynamics_oracle import erd_urdf
+from support.random_trees import PLAIN, serial_chain
+from support.oracle import erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics.budgets import (

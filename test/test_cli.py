@@ -9,18 +9,16 @@ Errors:  wrong value counts, bad numbers, bad URDFs -> exit 2 with a message on 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_dynamics_oracle import PinOracle, assert_close, erd_urdf
+from support.oracle import PinOracle, assert_close, erd_urdf
 
-from random_trees import random_tree
+from support.random_trees import random_tree
+from support.cli import run_cli
 
 
 # Fields of CoriolisState that are not terms of the model at a state: the stamp, and (in the
@@ -37,20 +35,6 @@ def message_keys() -> list[str]:
     fields = [f for f in CoriolisState.get_fields_and_field_types() if f not in NOT_TERMS]
     assert "symbols" in GetChristoffelSymbols.Response.get_fields_and_field_types()
     return [*fields, "symbols"]
-
-
-def run_cli(*args: str, code: str | None = None, timeout: float = 120.0):
-    """Run the CLI in a fresh interpreter; ``code`` runs first (e.g. to patch the library)."""
-    if code is None:
-        cmd = [sys.executable, "-m", "coriolis_ros.cli", *args]
-    else:
-        prog = (
-            code + "\nimport sys\nfrom coriolis_ros.cli import main\nsys.exit(main(sys.argv[1:]))"
-        )
-        cmd = [sys.executable, "-c", prog, *args]
-    return subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ), cwd="/"
-    )
 
 
 @pytest.fixture(scope="module")
@@ -327,7 +311,7 @@ def test_check_bad_urdf_exits_2(tmp_path):
 
 def test_compute_floating_base_matches_pinocchio(tmp_path):
     """--root-joint floating: q has nq = nv + 1 values (quaternion), output against Pinocchio."""
-    from test_dynamics_floating import MultiDofOracle
+    from support.floating import MultiDofOracle
 
     from coriolis_ros.dynamics import Dynamics
 

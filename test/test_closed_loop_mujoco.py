@@ -26,7 +26,7 @@ from coriolis_ros.demo.passivity_common import BodyPush, Push, Scenario
 from coriolis_ros.demo.passivity_plant import MujocoPlant
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.robots import robot_urdf
-from test_dynamics_oracle import erd_urdf
+from support.oracle import erd_urdf
 
 ERD = ("ur5", "panda", "xarm7", "kinova", "baxter", "solo12", "go2", "talos", "talos_full", "g1")
 

@@ -14,7 +14,7 @@ import threading
 import numba
 import numpy as np
 import pytest
-from test_dynamics_oracle import (
+from support.oracle import (
     assert_close,
     dynamics_for,
     erd_urdf,
@@ -305,7 +305,7 @@ def test_concurrent_batches_on_clones():
 @pytest.mark.parametrize("root_joint", ["floating", "planar"])
 def test_batch_on_a_floating_base_equals_loop_bitwise(root_joint):
     """Q rows have nq entries (a quaternion for a free flyer), V and A rows nv."""
-    from test_dynamics_floating import random_configuration
+    from support.floating import random_configuration
 
     from coriolis_ros.dynamics import Dynamics
 
@@ -367,8 +367,9 @@ def test_slotine_li_batch_equals_loop_bitwise_and_names_bad_rows(T):
 def test_openmp_spin_default_yields_to_the_users_choice(env, expected):
     """A bounded spin unless the user chose a wait policy or spin count, set by the first
     batch (before OpenMP loads), not on import (in a fresh process)."""
-    child_env = {k: v for k, v in os.environ.items()
-                 if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    child_env = {
+        k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
+    }
     child_env.update(env)
     code = (
         "import json, os; from coriolis_ros.dynamics import Dynamics; "
@@ -379,8 +380,14 @@ def test_openmp_spin_default_yields_to_the_users_choice(env, expected):
         "dyn.gravity_batch(dyn.neutral()[None, :]); "
         "print(json.dumps([before, {k: os.environ.get(k) for k in names}]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True,
-                         text=True, timeout=120, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     before, after = json.loads(out.strip().splitlines()[-1])
     assert before == {k: env.get(k) for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     assert after == expected

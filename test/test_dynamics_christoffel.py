@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from random_trees import TreeOptions, paper_topologies, random_tree
-from test_dynamics_oracle import (
+from support.random_trees import TreeOptions, paper_topologies, random_tree
+from support.oracle import (
     check_christoffel,
     check_identities,
     erd_urdf,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dynamics_floating import MultiDofOracle, random_configuration
-from test_dynamics_oracle import assert_close, erd_urdf
-from test_dynamics_regressor import random_body
+from support.floating import MultiDofOracle, random_configuration
+from support.oracle import assert_close, erd_urdf
+from support.regressor import random_body
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics.model import MF_I, MF_M
@@ -27,7 +27,7 @@ from coriolis_ros.dynamics.reference import (
     structure_constants,
 )
 from coriolis_ros.robots import robot_urdf
-from random_trees import random_tree
+from support.random_trees import random_tree
 
 TOL = 1e-10
 

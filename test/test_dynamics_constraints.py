@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pytest
 
-from test_dynamics_oracle import assert_close, erd_urdf
+from support.oracle import assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics.constraints import reduce

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_dynamics_oracle import PinOracle
+from support.oracle import PinOracle
 
 from coriolis_ros.dynamics import Dynamics
 

@@ -19,7 +19,7 @@ from coriolis_ros.dynamics.kernels.lanes import (
     pack,
     sincos_at,
 )
-from test_dynamics_oracle import erd_urdf
+from support.oracle import erd_urdf
 
 
 @njit

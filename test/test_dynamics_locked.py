@@ -12,8 +12,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from random_trees import random_tree
-from test_dynamics_oracle import assert_close, erd_urdf
+from support.random_trees import random_tree
+from support.oracle import assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 

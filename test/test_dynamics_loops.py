@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from test_dynamics_floating import MultiDofOracle
-from test_dynamics_oracle import assert_close
+from support.floating import MultiDofOracle
+from support.oracle import assert_close
 
 from coriolis_ros.dynamics import Dynamics, URDFError
 from coriolis_ros.robots import robot_path

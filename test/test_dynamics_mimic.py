@@ -21,80 +21,22 @@ from __future__ import annotations
 import math
 import tracemalloc
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from random_trees import random_tree
-from test_dynamics_oracle import PinOracle, assert_close, erd_urdf
+from support.random_trees import random_tree
+from support.oracle import assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics, URDFError
+from support.mimic import Reference, mimic_tags
 
 TOL = 1e-10
 MIMIC_ROBOTS = ["panda", "talos_full", "romeo", "baxter"]
 
 
 # ----------------------------------------------------------------------------- reference A
-
-
-def mimic_tags(urdf_text: str) -> dict[str, tuple[str, float, float]]:
-    """Moving joint -> (direct leader, multiplier, offset) from the XML (fixed joints skipped)."""
-    root = ET.fromstring(urdf_text)
-    out = {}
-    for joint in root.findall("joint"):
-        tag = joint.find("mimic")
-        if tag is None or joint.get("type") == "fixed":
-            continue
-        out[joint.get("name")] = (
-            tag.get("joint"),
-            float(tag.get("multiplier", 1.0)),
-            float(tag.get("offset", 0.0)),
-        )
-    return out
-
-
-def resolve(tags):
-    out = {}
-    for name in tags:
-        leader, m, o = tags[name]
-        while leader in tags:
-            l2, m2, o2 = tags[leader]
-            leader, m, o = l2, m * m2, m * o2 + o
-        out[name] = (leader, m, o)
-    return out
-
-
-class Reference:
-    """Pinocchio (mimic=False) in the full joint order of an independent-mode library model."""
-
-    def __init__(self, urdf: str):
-        text = Path(urdf).read_text() if "<" not in urdf else urdf
-        self.full = Dynamics.from_urdf(urdf, mimic="independent")
-        self.oracle = PinOracle(urdf, order=self.full.joint_names)
-        self.mimic = resolve(mimic_tags(text))
-        names = self.full.joint_names
-        self.indep = [n for n in names if n not in self.mimic]
-        A = np.zeros((len(names), len(self.indep)))
-        offset = np.zeros(len(names))
-        for r, name in enumerate(names):
-            leader, m, o = self.mimic.get(name, (name, 1.0, 0.0))
-            A[r, self.indep.index(leader)] = m
-            offset[r] = o
-        self.A, self.offset = A, offset
-
-    def q_full(self, qbar):
-        return self.A @ qbar + self.offset
-
-    def gamma(self, q):
-        n = self.oracle.n
-        G = np.empty((n, n, n))
-        for k in range(n):
-            e = np.zeros(n)
-            e[k] = 1.0
-            G[:, :, k] = self.oracle.C(q, e)
-        return G
 
 
 def compare_reduced(dyn, ref: Reference, qbar, qdbar, qddbar, label, gamma=True):
@@ -474,8 +416,11 @@ def test_batches_of_a_coupled_model_equal_its_single_state_calls_bitwise(panda, 
         dyn = Dynamics.from_urdf(robot_path("arm7_rotors"))
     else:
         rotor = {"gear_ratio": 9.0, "inertia": [3e-5, 6e-5, 3e-5, 0, 0, 0], "mass": 0.05}
-        dyn = Dynamics.from_urdf(robot_urdf("quadruped12"), root_joint="floating",
-                                 rotors={f"{leg}_knee_joint": rotor for leg in ("FL", "RR")})
+        dyn = Dynamics.from_urdf(
+            robot_urdf("quadruped12"),
+            root_joint="floating",
+            rotors={f"{leg}_knee_joint": rotor for leg in ("FL", "RR")},
+        )
     rng = np.random.default_rng(5)
     T = 40  # enough rows for several chunks on two threads
     Q = np.array([dyn.integrate(dyn.neutral(), rng.normal(0, 1, dyn.nv)) for _ in range(T)])
@@ -491,8 +436,9 @@ def test_batches_of_a_coupled_model_equal_its_single_state_calls_bitwise(panda, 
         for got, want in zip((M[t], Mdot[t], C[t]), dyn.coriolis(Q[t], V[t]), strict=True):
             np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(G[t], dyn.christoffel(Q[t]))
-        for got, want in zip((cqd[t], ctqd[t], p[t]), dyn.coriolis_vectors(Q[t], V[t]),
-                             strict=True):
+        for got, want in zip(
+            (cqd[t], ctqd[t], p[t]), dyn.coriolis_vectors(Q[t], V[t]), strict=True
+        ):
             np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(tau[t], dyn.inverse_dynamics(Q[t], V[t], A[t]))
         np.testing.assert_array_equal(sl[t], dyn.slotine_li(Q[t], V[t], R[t], A[t]))

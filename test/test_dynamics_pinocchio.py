@@ -20,8 +20,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from random_trees import paper_topologies
-from test_dynamics_oracle import (
+from support.random_trees import paper_topologies
+from support.oracle import (
     ERD_ROBOTS,
     PinOracle,
     assert_close,

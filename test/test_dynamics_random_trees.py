@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from random_trees import TOPOLOGIES, TreeOptions, expected_tree_depth, random_tree
-from test_dynamics_oracle import (
+from support.random_trees import TOPOLOGIES, TreeOptions, expected_tree_depth, random_tree
+from support.oracle import (
     assert_close,
     check_christoffel,
     check_identities,

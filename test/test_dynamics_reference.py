@@ -27,7 +27,7 @@ from coriolis_ros.dynamics.reference import (
     spatial_inertia,
 )
 from coriolis_ros.robots import robot_path
-from random_trees import random_tree
+from support.random_trees import random_tree
 
 CASES = {
     "arm7": ("robot", "arm7", "fixed"),

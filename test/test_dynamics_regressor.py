@@ -24,14 +24,15 @@ import re
 import numpy as np
 import pinocchio as pin  # test-only dependency
 import pytest
-from test_dynamics_api import HAND_URDF, _bad_inputs, _wrong_buffers
-from test_dynamics_floating import MultiDofOracle, random_configuration
-from test_dynamics_oracle import ERD_ROBOTS, assert_close, erd_urdf
-from test_dynamics_rotors import strip_couplings
+from support.api_inputs import HAND_URDF, _bad_inputs, _wrong_buffers
+from support.floating import MultiDofOracle, random_configuration
+from support.oracle import ERD_ROBOTS, assert_close, erd_urdf
+from support.rotors import strip_couplings
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver
 from coriolis_ros.robots import robot_urdf
-from random_trees import TOPOLOGIES, random_tree
+from support.random_trees import TOPOLOGIES, random_tree
+from support.regressor import _pack, random_body
 
 TOL = 1e-10
 # (label, URDF, root joint): fixed and floating bases, a humanoid, a quadruped
@@ -82,22 +83,6 @@ def _set_pin_parameters(dyn, oracle, pi) -> None:
     for b, name in enumerate(dyn.parameter_joints):
         m.inertias[m.getJointId(name)] = pin.Inertia.FromDynamicParameters(pi[10 * b : 10 * b + 10])
     oracle.data = m.createData()
-
-
-def random_body(rng, mass=None) -> np.ndarray:
-    """Ten parameters of a physically consistent body: positive mass, positive second moments
-    about the centre of mass along random principal axes."""
-    m = rng.uniform(0.5, 4.0) if mass is None else mass
-    c = rng.normal(0.0, 0.2, 3)
-    R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
-    sigma = R @ np.diag(rng.uniform(0.005, 0.1, 3)) @ R.T  # second moments about the CoM
-    inertia = np.trace(sigma) * np.eye(3) - sigma + m * (c @ c * np.eye(3) - np.outer(c, c))
-    return _pack(m, m * c, inertia)
-
-
-def _pack(m, h, inertia) -> np.ndarray:
-    i = inertia
-    return np.array([m, *h, i[0, 0], i[0, 1], i[1, 1], i[0, 2], i[1, 2], i[2, 2]])
 
 
 def _state(dyn, rng):

@@ -18,11 +18,12 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from test_dynamics_floating import MultiDofOracle, random_configuration
-from test_dynamics_oracle import assert_close
+from support.floating import MultiDofOracle, random_configuration
+from support.oracle import assert_close
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
 from coriolis_ros.robots import robot_path, robot_urdf
+from support.rotors import strip_couplings
 
 TOL = 1e-10
 
@@ -55,13 +56,6 @@ def coupled_joints_from_xml(text: str) -> dict[str, tuple[str, float]]:
     return out
 
 
-def strip_couplings(text: str) -> str:
-    root = ET.fromstring(text)
-    for c in root.findall("coupling"):
-        root.remove(c)
-    return ET.tostring(root, encoding="unicode")
-
-
 def with_rotor_links(text: str, rotors: dict) -> tuple[str, dict[str, tuple[str, float]]]:
     """The URDF with each datasheet rotor written as a link on a continuous joint (the driven
     joint's parent, origin and axis), and the followers."""
@@ -74,8 +68,16 @@ def with_rotor_links(text: str, rotors: dict) -> tuple[str, dict[str, tuple[str,
         inertial = ET.SubElement(link, "inertial")
         ET.SubElement(inertial, "mass", value=str(spec.get("mass", 0.0)))
         i = spec["inertia"]
-        ET.SubElement(inertial, "inertia", ixx=str(i[0]), iyy=str(i[1]), izz=str(i[2]),
-                      ixy=str(i[3]), ixz=str(i[4]), iyz=str(i[5]))
+        ET.SubElement(
+            inertial,
+            "inertia",
+            ixx=str(i[0]),
+            iyy=str(i[1]),
+            izz=str(i[2]),
+            ixy=str(i[3]),
+            ixz=str(i[4]),
+            iyz=str(i[5]),
+        )
         rj = ET.SubElement(root, "joint", name=f"test_rotor_{name}", type="continuous")
         ET.SubElement(rj, "parent", link=joint.find("parent").get("link"))
         ET.SubElement(rj, "child", link=f"test_rotor_{name}")
@@ -208,8 +210,9 @@ def test_datasheet_rotors_equal_the_same_rotors_written_in_the_urdf():
     from_urdf = Dynamics.from_urdf(text)
     rng = np.random.default_rng(3)
     q, qd = rng.uniform(-2, 2, 7), rng.normal(0, 2, 7)
-    pairs = zip(from_datasheet.coriolis(q, qd), from_urdf.coriolis(q, qd), "M Md C".split(),
-                strict=True)
+    pairs = zip(
+        from_datasheet.coriolis(q, qd), from_urdf.coriolis(q, qd), "M Md C".split(), strict=True
+    )
     for a, b, what in pairs:
         assert_close(a, b, 1e-13, what)
     assert_close(from_datasheet.christoffel(q), from_urdf.christoffel(q), 1e-13, "Gamma")
@@ -273,38 +276,47 @@ def test_observer_and_clone_on_the_arm_with_rotors():
 
 # ----------------------------------------------------------------------------- bad input
 
+
 def _link(name, mass, inertia):
     ixx, iyy, izz = inertia
-    return (f'<link name="{name}"><inertial><mass value="{mass}"/><inertia ixx="{ixx}" '
-            f'iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+    return (
+        f'<link name="{name}"><inertial><mass value="{mass}"/><inertia ixx="{ixx}" '
+        f'iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+    )
 
 
 def _joint(name, kind, parent, child, xyz="0 0 0", axis="0 0 1"):
     limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>' if kind == "revolute" else ""
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{xyz}"/><axis xyz="{axis}"/>{limit}</joint>')
+    return (
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="{xyz}"/><axis xyz="{axis}"/>{limit}</joint>'
+    )
 
 
-COUPLING = "\n".join([
-    '<robot name="r">',
-    '<link name="base"/>',
-    _link("a", 1, (1, 1, 1)),
-    _link("b", 1, (1, 1, 1)),
-    _link("rot", 0.1, (1e-4, 1e-4, 2e-4)),
-    _link("rot2", 0.1, (1e-4, 1e-4, 2e-4)),
-    _joint("ja", "revolute", "base", "a"),
-    _joint("jb", "revolute", "a", "b", xyz="0 0 1", axis="0 1 0"),
-    _joint("jr", "continuous", "base", "rot"),
-    _joint("jr2", "continuous", "base", "rot2", xyz="0.1 0 0"),
-    "{extra}",
-    "</robot>",
-])
+COUPLING = "\n".join(
+    [
+        '<robot name="r">',
+        '<link name="base"/>',
+        _link("a", 1, (1, 1, 1)),
+        _link("b", 1, (1, 1, 1)),
+        _link("rot", 0.1, (1e-4, 1e-4, 2e-4)),
+        _link("rot2", 0.1, (1e-4, 1e-4, 2e-4)),
+        _joint("ja", "revolute", "base", "a"),
+        _joint("jb", "revolute", "a", "b", xyz="0 0 1", axis="0 1 0"),
+        _joint("jr", "continuous", "base", "rot"),
+        _joint("jr2", "continuous", "base", "rot2", xyz="0.1 0 0"),
+        "{extra}",
+        "</robot>",
+    ]
+)
 
 
 def coupling(pred="a", succ="rot", ratio="9", name="g"):
     ratio_elem = "" if ratio is None else f'<ratio value="{ratio}"/>'
-    return (f'<coupling name="{name}"><predecessor link="{pred}"/><successor link="{succ}"/>'
-            f"{ratio_elem}</coupling>")
+    return (
+        f'<coupling name="{name}"><predecessor link="{pred}"/><successor link="{succ}"/>'
+        f"{ratio_elem}</coupling>"
+    )
 
 
 def test_a_good_coupling_and_its_ratio_default():
@@ -315,8 +327,11 @@ def test_a_good_coupling_and_its_ratio_default():
         "jr": ("ja", 1.0, 0.0)
     }
     # a negative ratio (the rotor turns the other way) and a tiny one are couplings too
-    assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio="-6"))).coupled_joints[
-        "jr"] == ("ja", -6.0, 0.0)
+    assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio="-6"))).coupled_joints["jr"] == (
+        "ja",
+        -6.0,
+        0.0,
+    )
     # the bounds on |ratio|, 1e-6 .. 1e6, are inclusive
     for ratio in ("1e-6", "-1e-6", "1e6", "-1e6"):
         assert Dynamics.from_urdf(COUPLING.format(extra=coupling(ratio=ratio))).nv == 3
@@ -337,12 +352,19 @@ def test_a_good_coupling_and_its_ratio_default():
         (coupling(ratio="1e200"), "between 1e-06 and 1e+06 in magnitude"),
         (coupling() + coupling(name="g"), "duplicate coupling name 'g'"),
         (coupling() + coupling(pred="rot2", name="h"), "joint 'jr' is coupled twice"),
-        (coupling(pred="b"), "the predecessor hangs from the links' nearest common ancestor "
-         "'base' by 2 moving joints"),  # b hangs from base by ja and jb: a sum of joints
-        (coupling(pred="a", succ="b"), "the predecessor hangs from the links' nearest common "
-         "ancestor 'a' by 0 moving joints"),  # b hangs below a
-        (coupling(pred="rot", succ="a", name="g") + coupling(pred="a", succ="rot", name="h"),
-         "couplings form a cycle"),
+        (
+            coupling(pred="b"),
+            "the predecessor hangs from the links' nearest common ancestor "
+            "'base' by 2 moving joints",
+        ),  # b hangs from base by ja and jb: a sum of joints
+        (
+            coupling(pred="a", succ="b"),
+            "the predecessor hangs from the links' nearest common ancestor 'a' by 0 moving joints",
+        ),  # b hangs below a
+        (
+            coupling(pred="rot", succ="a", name="g") + coupling(pred="a", succ="rot", name="h"),
+            "couplings form a cycle",
+        ),
         ('<coupling name="g"><successor link="rot"/></coupling>', "needs <predecessor"),
         ('<coupling><predecessor link="a"/><successor link="rot"/></coupling>', "has no name"),
     ],
@@ -368,8 +390,9 @@ def test_a_coupled_joint_that_also_mimics_is_refused():
 
 def test_a_gear_train_multiplies_the_ratios():
     """rot2 is geared to rot (ratio 3), which is geared to a (ratio 9): q_rot2 = 27 q_a."""
-    text = COUPLING.format(extra=coupling() + coupling(pred="rot", succ="rot2", ratio="3",
-                                                        name="h"))
+    text = COUPLING.format(
+        extra=coupling() + coupling(pred="rot", succ="rot2", ratio="3", name="h")
+    )
     dyn = Dynamics.from_urdf(text)
     assert dyn.coupled_joints == {"jr": ("ja", 9.0, 0.0), "jr2": ("ja", 27.0, 0.0)}
     # both rotors spin about z axes fixed in the base: M[0, 0] gains 9^2 Izz + 27^2 Izz (their
@@ -378,7 +401,8 @@ def test_a_gear_train_multiplies_the_ratios():
     assert plain.nv == 4
     base = plain.mass_matrix(np.zeros(4))[0, 0]
     assert dyn.mass_matrix(np.zeros(2))[0, 0] == pytest.approx(
-        base + 81 * 2e-4 + 729 * 2e-4, rel=1e-12)
+        base + 81 * 2e-4 + 729 * 2e-4, rel=1e-12
+    )
 
 
 def test_the_independent_attribute_picks_the_follower():
@@ -436,7 +460,8 @@ def test_datasheet_rotor_bounds_accepted_side():
     with pytest.raises(ValueError, match="rotors: joint 'jr' is fixed"):
         Dynamics.from_urdf(fixed, rotors={"jr": GOOD})
     taken = text.replace('<link name="rot">', '<link name="jb_rotor">').replace(
-        '<child link="rot"/>', '<child link="jb_rotor"/>')
+        '<child link="rot"/>', '<child link="jb_rotor"/>'
+    )
     with pytest.raises(ValueError, match="the name 'jb_rotor' is taken"):
         Dynamics.from_urdf(taken, rotors={"jb": GOOD})
 
@@ -447,8 +472,11 @@ def test_datasheet_rotor_bounds_accepted_side():
 def test_a_coupling_into_a_joint_cycle_is_an_error_not_a_hang():
     cycle = COUPLING.format(extra=coupling(pred="a", succ="y")).replace(
         "</robot>",
-        _link("x", 1, (1, 1, 1)) + _link("y", 1, (1, 1, 1))
-        + _joint("jy", "revolute", "x", "y") + _joint("jx", "revolute", "y", "x") + "</robot>",
+        _link("x", 1, (1, 1, 1))
+        + _link("y", 1, (1, 1, 1))
+        + _joint("jy", "revolute", "x", "y")
+        + _joint("jx", "revolute", "y", "x")
+        + "</robot>",
     )
     with pytest.raises(URDFError, match="the joints form a cycle through link"):
         Dynamics.from_urdf(cycle)
@@ -458,7 +486,9 @@ def test_a_coupling_between_disconnected_links_is_a_urdf_error():
     """Two roots: the coupling's links share no ancestor (the tree check would say so later)."""
     text = COUPLING.format(extra=coupling(pred="a", succ="y")).replace(
         "</robot>",
-        _link("x", 1, (1, 1, 1)) + _link("y", 1, (1, 1, 1)) + _joint("jy", "revolute", "x", "y")
+        _link("x", 1, (1, 1, 1))
+        + _link("y", 1, (1, 1, 1))
+        + _joint("jy", "revolute", "x", "y")
         + "</robot>",
     )
     with pytest.raises(URDFError, match="links 'a' and 'y' are not connected"):
@@ -472,8 +502,11 @@ def test_a_datasheet_rotor_on_a_joint_without_parent_is_a_value_error():
 
 
 def test_integrate_refuses_a_zero_quaternion_on_a_floating_model_with_rotors():
-    dyn = Dynamics.from_urdf(robot_urdf("quadruped12"), root_joint="floating",
-                             rotors={"FL_knee_joint": QUADRUPED_ROTORS["FL_knee_joint"]})
+    dyn = Dynamics.from_urdf(
+        robot_urdf("quadruped12"),
+        root_joint="floating",
+        rotors={"FL_knee_joint": QUADRUPED_ROTORS["FL_knee_joint"]},
+    )
     q = dyn.neutral()
     v = np.full(dyn.nv, 0.1)
     assert np.all(np.isfinite(dyn.integrate(q, v, 0.01)))

@@ -15,8 +15,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from random_trees import TreeOptions, random_tree
-from test_dynamics_oracle import PinOracle, assert_close, erd_urdf
+from support.random_trees import TreeOptions, random_tree
+from support.oracle import PinOracle, assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 

@@ -19,8 +19,8 @@ import re
 
 import numpy as np
 import pytest
-from test_dynamics_api import HAND_URDF, _bad_inputs, _wrong_buffers
-from test_dynamics_oracle import (
+from support.api_inputs import HAND_URDF, _bad_inputs, _wrong_buffers
+from support.oracle import (
     ERD_ROBOTS,
     assert_close,
     erd_urdf,
@@ -29,7 +29,7 @@ from test_dynamics_oracle import (
 )
 
 from coriolis_ros.dynamics import Dynamics
-from random_trees import TOPOLOGIES, TreeOptions, random_tree
+from support.random_trees import TOPOLOGIES, TreeOptions, random_tree
 
 TOL = 1e-10
 

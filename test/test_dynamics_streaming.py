@@ -20,8 +20,8 @@ from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics.kernels.christoffel import STREAM_BYTES
 from coriolis_ros.dynamics.kernels.streaming import stream_zeros
 from coriolis_ros.dynamics.model import MF_PARENT, MF_Q
-from random_trees import random_tree
-from test_dynamics_oracle import FD_TOL, PinOracle, assert_close, library_and_oracle
+from support.random_trees import random_tree
+from support.oracle import FD_TOL, PinOracle, assert_close, library_and_oracle
 
 GUARD = 7.25
 

@@ -48,7 +48,7 @@ def test_in_process_snippet_runs_and_computes_slotine_li():
     tau = np.array(result["tau"])
 
     # The same law with Pinocchio's terms, in the library's joint order.
-    from test_dynamics_oracle import PinOracle
+    from support.oracle import PinOracle
 
     oracle = PinOracle(result["urdf"], order=result["names"])
     n = len(result["names"])

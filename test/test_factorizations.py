@@ -12,7 +12,7 @@ from math import comb
 
 import numpy as np
 import pytest
-from test_dynamics_oracle import erd_urdf
+from support.oracle import erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics import bounds as B

@@ -14,8 +14,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from test_dynamics_oracle import erd_robots_dir, erd_urdf
-from test_dynamics_urdf_errors import INERTIAL, joint, link, robot
+from support.oracle import erd_robots_dir, erd_urdf
+from support.urdf_text import INERTIAL, joint, link, robot
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
 from coriolis_ros.dynamics import urdf_checks as uc

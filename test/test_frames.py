@@ -20,9 +20,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from test_dynamics_floating import MultiDofOracle, random_configuration
-from test_dynamics_mimic import Reference
-from test_dynamics_oracle import assert_close, erd_urdf
+from support.floating import MultiDofOracle, random_configuration
+from support.mimic import Reference
+from support.oracle import assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 
@@ -176,13 +176,19 @@ def test_geared_rotors_leave_the_link_jacobians_unchanged():
         for r in REFS:
             J = plain.frame_jacobian(q, name, r)
             assert_close(geared.frame_jacobian(q, name, r), J, TOL, f"{name} J")
-            assert_close(geared.frame_jacobian_dot(q, v, name, r),
-                         plain.frame_jacobian_dot(q, v, name, r), TOL, f"{name} Jdot")
+            assert_close(
+                geared.frame_jacobian_dot(q, v, name, r),
+                plain.frame_jacobian_dot(q, v, name, r),
+                TOL,
+                f"{name} Jdot",
+            )
     h = 1e-6
     for name in geared.frame_names:
         for r in REFS:
-            fd = (geared.frame_jacobian(q + h * v, name, r)
-                  - geared.frame_jacobian(q - h * v, name, r)) / (2 * h)
+            fd = (
+                geared.frame_jacobian(q + h * v, name, r)
+                - geared.frame_jacobian(q - h * v, name, r)
+            ) / (2 * h)
             assert_close(geared.frame_jacobian_dot(q, v, name, r), fd, 1e-6, f"{name} Jdot FD")
 
 

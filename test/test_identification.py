@@ -17,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from test_dynamics_oracle import erd_urdf
+from support.oracle import erd_urdf
 
 from coriolis_ros.dynamics import Dynamics, identify
 from coriolis_ros.dynamics.parameters import pseudo_inertia
@@ -214,7 +214,7 @@ def test_cli_identifies_from_a_bag(ur5, tmp_path):
     efforts; the JSON parameters predict Pinocchio's torques on another trajectory."""
     import json
 
-    from bag_helpers import trajectory_bag
+    from support.bag_helpers import trajectory_bag
 
     from coriolis_ros.cli import main
 
@@ -236,7 +236,7 @@ def test_cli_identifies_from_a_bag(ur5, tmp_path):
 
 
 def test_cli_refuses_a_bag_without_efforts(ur5, tmp_path, capsys):
-    from bag_helpers import trajectory_bag
+    from support.bag_helpers import trajectory_bag
 
     from coriolis_ros.cli import main
 

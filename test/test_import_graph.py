@@ -95,9 +95,9 @@ def test_the_cycle_finder_finds_a_cycle_and_the_resolver_follows_relative_import
     assert _cycles({"a": {"b"}, "b": set()}) == []
     graph = _graph()
     assert "coriolis_ros.dynamics.engine" in graph["coriolis_ros.dynamics.api"]
-    assert "coriolis_ros.dynamics.kernels.coordinate_change" in graph[
-        "coriolis_ros.dynamics.engine"
-    ]
+    assert (
+        "coriolis_ros.dynamics.kernels.coordinate_change" in graph["coriolis_ros.dynamics.engine"]
+    )
 
 
 def test_no_import_cycles():
@@ -136,8 +136,14 @@ def _fresh_process(code: str, cache_home: Path, drop=("NUMBA_CACHE_DIR",)) -> st
     """The last line ``code`` prints in a new interpreter whose user cache is ``cache_home``."""
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["XDG_CACHE_HOME"] = str(cache_home)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     return out.strip().splitlines()[-1]
 
 

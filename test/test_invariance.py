@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dynamics_floating import MultiDofOracle, random_configuration
-from test_dynamics_oracle import PinOracle, assert_close, erd_urdf
-from test_dynamics_urdf_errors import joint, link, robot
+from support.floating import MultiDofOracle, random_configuration
+from support.oracle import PinOracle, assert_close, erd_urdf
+from support.urdf_text import joint, link, robot
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver
 

@@ -48,7 +48,7 @@ pytestmark = pytest.mark.skipif(bool(MISSING), reason="missing: " + "; ".join(MI
 launch_pytest, launch, launch_ros = (MODULES[m] for m in ("launch_pytest", "launch", "launch_ros"))
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from ros_helpers import (  # noqa: E402
+from support.ros_helpers import (  # noqa: E402
     START_TIMEOUT,
     Peer,
     PinReference,

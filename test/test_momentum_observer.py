@@ -16,10 +16,10 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from test_dynamics_oracle import erd_urdf
+from support.oracle import erd_urdf
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver
-from random_trees import random_tree
+from support.random_trees import random_tree
 
 SUBSTEP = 2.5e-4
 

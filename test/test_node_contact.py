@@ -82,7 +82,7 @@ def test_the_bounds_themselves_are_accepted():
 def test_the_node_core_publishes_the_wrench_and_the_flag_from_its_observer():
     """A robot held still against a wrench at its tcp: the effort it applies is g - J^T w. The
     node's observer estimates J^T w, the contact monitor turns it into w and a collision."""
-    from node_core_helpers import Core
+    from support.node_core_helpers import Core
 
     from coriolis_ros.robots import robot_urdf
 

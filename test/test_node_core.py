@@ -7,12 +7,13 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from node_core_helpers import Core, ListLog
-from ros_helpers import library_terms, small_robot_urdf
+from support.node_core_helpers import Core, ListLog
+from support.ros_helpers import library_terms, small_robot_urdf
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.node.reports import Reporter
 from coriolis_ros.node.scheduler import Scheduler
+from support.node_core import XACRO
 
 URDF = small_robot_urdf()
 
@@ -29,7 +30,7 @@ def test_a_joint_state_is_published_with_the_library_terms():
     q, qd = _state(len(names))
     assert "ready: tiny, 4 DoF" in core.log.text()
     assert core.joint_state(names[::-1], q[::-1], qd[::-1], stamp_ns=5_000_000_123)
-    (stamp, fields), = core.published
+    ((stamp, fields),) = core.published
     assert (stamp.sec, stamp.nanosec) == (5, 123)
     np.testing.assert_array_equal(fields["position"], q)
     for name, expected in library_terms(dyn, q, qd).items():
@@ -238,8 +239,12 @@ def test_tick_outputs_find_every_nonfinite_field_and_pass_huge_finite_ones():
     assert out.nonfinite() == [] and out.nonfinite(external_effort=True) == ["external_effort"]
     out.view["external_effort"][1] = 0.0
     # A field switched off is not published, so not checked.
-    flags = {param: param != "publish_gravity" for _, param, _ in __import__(
-        "coriolis_ros.node.params", fromlist=["OUTPUT_FIELDS"]).OUTPUT_FIELDS}
+    flags = {
+        param: param != "publish_gravity"
+        for _, param, _ in __import__(
+            "coriolis_ros.node.params", fromlist=["OUTPUT_FIELDS"]
+        ).OUTPUT_FIELDS
+    }
     out.set_flags(flags)
     out.view["gravity_force"][0] = np.nan
     assert out.nonfinite() == []
@@ -261,8 +266,10 @@ def test_a_nonfinite_tick_is_withheld_counted_and_diagnosed():
     core.joint_state(names, [0.1] * 4, [0.2] * 4, stamp_ns=7_000_000_001)
     assert core.published == []
     assert core.state.counters.failed == 1 and core.state.counters.published == 0
-    assert "not publishing: coriolis_force not finite at the joint state stamped " \
-           "7.000000001 s" in core.log.text()
+    assert (
+        "not publishing: coriolis_force not finite at the joint state stamped "
+        "7.000000001 s" in core.log.text()
+    )
     snapshot, _ = core.state.snapshot(time.monotonic(), False, core.p)
     level, message, values = diagnostics.evaluate(snapshot)
     assert level == diagnostics.WARN and "non-finite result(s) withheld" in message
@@ -303,7 +310,7 @@ def test_a_nonfinite_service_answer_is_refused_with_the_reason():
 
 
 def test_a_message_of_only_mimic_joints_gives_no_new_state():
-    from ros_helpers import panda_urdf
+    from support.ros_helpers import panda_urdf
 
     from coriolis_ros.stream.joint_state_buffer import FOLLOWERS_ONLY, JointStateBuffer
 
@@ -334,14 +341,6 @@ def test_a_message_of_only_mimic_joints_gives_no_new_state():
 
 
 # ---------------------------------------------------------------- parameters
-
-
-XACRO = """<?xml version="1.0"?>
-<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r">
-  <xacro:macro name="arm" params="n"><link name="${n}"/></xacro:macro>
-  <link name="base"/><xacro:arm n="l1"/>
-</robot>
-"""
 
 
 def test_a_set_that_would_be_refused_later_is_refused_when_made(tmp_path):

@@ -17,15 +17,15 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import (  # noqa: E402
+from support.ros_helpers import (  # noqa: E402
     NodeProcess,
     Peer,
     example_robot_urdf,
     stamp_ns,
     write_params_file,
 )
-from test_dynamics_floating import MultiDofOracle  # noqa: E402
-from test_dynamics_oracle import assert_close  # noqa: E402
+from support.floating import MultiDofOracle  # noqa: E402
+from support.oracle import assert_close  # noqa: E402
 
 from coriolis_ros.dynamics import Dynamics  # noqa: E402
 
@@ -79,7 +79,7 @@ def test_floating_base_node(ros_domain_env, tmp_path):
         node = NodeProcess(env, tmp_path / "node.log", params_file=params)
         try:
             ready = node.wait_ready("solo")
-            assert f"root link '{root}' on a floating joint" in ready.string[ready.start():]
+            assert f"root link '{root}' on a floating joint" in ready.string[ready.start() :]
             peer.collect_states()
             js_pub, odom_pub = peer.joint_state_publisher(), odom_publisher(peer)
             peer.wait_matched(js_pub, odom_pub)
@@ -145,12 +145,20 @@ def test_floating_base_node(ros_domain_env, tmp_path):
                     **extra))  # fmt: skip
                 assert not r.success and words in r.message, (extra, r.message)
             # No velocity at all: every velocity zero, the base's too (as for the joints).
-            r = peer.call(dyn_client, ComputeDynamics.Request(
-                joint_names=joints, position=q[7:].tolist(), base_position=q2[:7].tolist()))
+            r = peer.call(
+                dyn_client,
+                ComputeDynamics.Request(
+                    joint_names=joints, position=q[7:].tolist(), base_position=q2[:7].tolist()
+                ),
+            )
             assert r.success and not np.any(r.velocity) and len(r.velocity) == n, r.message
             gamma_client = peer.client(GetChristoffelSymbols, "get_christoffel_symbols")
-            r = peer.call(gamma_client, GetChristoffelSymbols.Request(
-                joint_names=joints, position=q2[7:].tolist(), base_position=q2[:7].tolist()))
+            r = peer.call(
+                gamma_client,
+                GetChristoffelSymbols.Request(
+                    joint_names=joints, position=q2[7:].tolist(), base_position=q2[:7].tolist()
+                ),
+            )
             assert r.success, r.message
             gamma = np.reshape(r.symbols, (n, n, n))
             assert_close(gamma[:, :, 4], oracle.C(q2, np.eye(n)[4]), 1e-10, "Gamma[:, :, 4]")
@@ -168,7 +176,9 @@ def test_fixed_base_node_ignores_odometry(ros_domain_env, tmp_path):
         node = NodeProcess(env, tmp_path / "node.log", params_file=params)
         try:
             ready = node.wait_ready("solo")
-            assert f"root link '{dyn.root_link}' fixed to the world" in ready.string[ready.start():]
+            assert (
+                f"root link '{dyn.root_link}' fixed to the world" in ready.string[ready.start() :]
+            )
             peer.collect_states()
             js_pub, odom_pub = peer.joint_state_publisher(), odom_publisher(peer)
             peer.wait_matched(js_pub)

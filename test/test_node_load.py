@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import (  # noqa: E402
+from support.ros_helpers import (  # noqa: E402
     NodeProcess,
     Peer,
     diag_values,

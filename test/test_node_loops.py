@@ -3,7 +3,7 @@ loop's dependent joints are accepted, the state is the library's in the independ
 coordinates, and dependent joints off the closure are reported, never used."""
 
 import numpy as np
-from node_core_helpers import Core
+from support.node_core_helpers import Core
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.robots import robot_urdf

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import (  # noqa: E402
+from support.ros_helpers import (  # noqa: E402
     NodeProcess,
     Peer,
     as_matrix,
@@ -41,7 +41,9 @@ def test_panda_with_hand_publishes_over_the_independent_joints(ros_domain_env, t
         node = NodeProcess(env, tmp_path / "node.log", params={"robot_description": urdf})
         try:
             ready = node.wait_ready("panda")
-            assert "1 mimic or coupled joint(s) follow their leader" in ready.string[ready.start():]
+            assert (
+                "1 mimic or coupled joint(s) follow their leader" in ready.string[ready.start() :]
+            )
             peer.collect_states()
             js = peer.joint_state_publisher()
             peer.wait_matched(js)

@@ -23,7 +23,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import (  # noqa: E402
+from support.ros_helpers import (  # noqa: E402
     NodeProcess,
     Peer,
     PinReference,
@@ -65,9 +65,7 @@ def _set_params(peer, **values):
         if isinstance(value, bool):
             v = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
         elif isinstance(value, list):
-            v = ParameterValue(
-                type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=value
-            )
+            v = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=value)
         else:
             v = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
         params.append(Parameter(name=name, value=v))

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import NodeProcess, Peer, small_robot_urdf, write_params_file  # noqa: E402
-from test_node_core import XACRO  # noqa: E402
+from support.ros_helpers import NodeProcess, Peer, small_robot_urdf, write_params_file  # noqa: E402
+from support.node_core import XACRO  # noqa: E402
 
 URDF = small_robot_urdf()
 
@@ -49,8 +49,8 @@ def test_unknown_parameters_warned_and_sets_checked(ros_domain_env, tmp_path):
     good.write_text(URDF)
     xacro.write_text(XACRO)
     params = write_params_file(
-        tmp_path / "p.yaml", {"robot_description_file": str(good), "updte_rate": 5.0,
-                              "observer_enabled": True}
+        tmp_path / "p.yaml",
+        {"robot_description_file": str(good), "updte_rate": 5.0, "observer_enabled": True},
     )
     node = NodeProcess(env, tmp_path / "node.log", params_file=params,
                        ros_args=("-p", "warning_perod:=1.0"))  # fmt: skip

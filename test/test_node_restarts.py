@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import NodeProcess, Peer, small_robot_urdf  # noqa: E402
+from support.ros_helpers import NodeProcess, Peer, small_robot_urdf  # noqa: E402
 
 STARTS = int(os.environ.get("CORIOLIS_RESTARTS", "20"))
 URDF = small_robot_urdf()

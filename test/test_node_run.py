@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import (  # noqa: E402
+from support.ros_helpers import (  # noqa: E402
     NodeProcess,
     Peer,
     diag_values,
@@ -43,8 +43,16 @@ def test_make_run_is_the_documented_command(tmp_path):
     """`make run URDF=...` runs `python -m coriolis_ros.node` with robot_description_file."""
     urdf = tmp_path / "robot.urdf"
     out = subprocess.run(
-        ["make", "-n", "--no-print-directory", "-C", str(REPO), "run", f"URDF={urdf}",
-         "ARGS=-p update_rate:=50.0"],
+        [
+            "make",
+            "-n",
+            "--no-print-directory",
+            "-C",
+            str(REPO),
+            "run",
+            f"URDF={urdf}",
+            "ARGS=-p update_rate:=50.0",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -202,9 +210,7 @@ def test_stamps_and_old_velocity(ros_domain_env, tmp_path):
             )
             last = peer.received()[-1][0]
             np.testing.assert_array_equal(last.velocity, qd * 2)
-            d = peer.wait_for_diagnostic(
-                lambda d: diag_values(d)["joints_with_old_velocity"] != ""
-            )
+            d = peer.wait_for_diagnostic(lambda d: diag_values(d)["joints_with_old_velocity"] != "")
             assert level_of(d) == 1 and "velocity older than the timeout" in d.message
             # A velocity again: the report clears.
             js.publish(peer.joint_state(names, q, qd))

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
 
-from ros_helpers import NodeProcess, Peer, small_robot_urdf  # noqa: E402
+from support.ros_helpers import NodeProcess, Peer, small_robot_urdf  # noqa: E402
 
 from coriolis_ros.dynamics import Dynamics  # noqa: E402
 

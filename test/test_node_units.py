@@ -254,7 +254,7 @@ def test_config_file_documents_every_parameter():
 def test_largest_accepted_values_give_finite_results():
     """At ±MAX_ABS (the bound on accepted q, q̇) every term of a robot with a prismatic joint
     is still finite, so nothing the node accepts is published as inf/NaN."""
-    from ros_helpers import small_robot_urdf
+    from support.ros_helpers import small_robot_urdf
 
     from coriolis_ros.dynamics import Dynamics
     from coriolis_ros.stream.joint_state_buffer import MAX_ABS
@@ -352,7 +352,7 @@ def test_tick_allocates_no_arrays():
     import sys
 
     sys.path.insert(0, str(REPO / "test"))
-    from random_trees import binary_tree
+    from support.random_trees import binary_tree
 
     from coriolis_ros.dynamics import Dynamics
     from coriolis_ros.node.tick import TickOutputs

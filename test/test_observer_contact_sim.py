@@ -19,7 +19,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from test_dynamics_oracle import erd_urdf
+from support.oracle import erd_urdf
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_helpers import joint_state, storage_file, trajectory, trajectory_bag, write_bag
+from support.bag_helpers import joint_state, storage_file, trajectory, trajectory_bag, write_bag
 
 import coriolis_ros
 from coriolis_ros.cli import main
@@ -210,7 +210,7 @@ def test_merging_partial_and_bad_messages(tmp_path, dyn):
 
 def test_several_joint_state_topics_need_a_choice(tmp_path, dyn):
     stamps, Q, V = trajectory(dyn.nv, 5)
-    from bag_helpers import STORAGES, TYPESTORE
+    from support.bag_helpers import STORAGES, TYPESTORE
     from rosbags.rosbag2 import Writer
 
     JS = "sensor_msgs/msg/JointState"
@@ -257,7 +257,6 @@ def test_observer_hook_runs_on_rows_with_efforts(tmp_path, dyn, monkeypatch):
     assert np.array_equal(data["external_effort"], effort * 3.0 + seconds[:, None])
     assert [c[0] for c in _StubObserver.calls] == list(seconds)
     assert all(np.array_equal(c[1], Q[k]) for k, c in enumerate(_StubObserver.calls))
-
 
 
 @pytest.mark.parametrize("storage", ["sqlite3", "mcap"])
@@ -318,7 +317,7 @@ def test_usage_errors(argv, match, capsys):
 
 
 def test_joint_state_decoder_equals_rosbags():
-    from bag_helpers import TYPESTORE
+    from support.bag_helpers import TYPESTORE
 
     decode = offline.JointStateDecoder(TYPESTORE)
     rng = np.random.default_rng(11)
@@ -328,8 +327,13 @@ def test_joint_state_decoder_equals_rosbags():
         for names in (["j1"], ["joint_a", "jöint_b", "c"], ["j1", "j2", "j3", "j4"]):
             m = len(names)
             for vel, eff in ((m, m), (0, 0), (m, 0), (0, m)):
-                msg = joint_state(123_456_789_012, names, rng.normal(size=m),
-                                  rng.normal(size=vel), rng.normal(size=eff))
+                msg = joint_state(
+                    123_456_789_012,
+                    names,
+                    rng.normal(size=m),
+                    rng.normal(size=vel),
+                    rng.normal(size=eff),
+                )
                 msg.header.frame_id = frame
                 cases.append(msg)
     for little in (True, False):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_helpers import joint_state, odometry, trajectory, write_mixed_bag
+from support.bag_helpers import joint_state, odometry, trajectory, write_mixed_bag
 
 import coriolis_ros.dynamics
 from coriolis_ros.cli import main
@@ -245,9 +245,7 @@ def test_floating_outputs_keep_position_names(tmp_path, floating):
 
     typestore = offline.coriolis_typestore()
     with Reader(tmp_path / "rec_bag") as reader:
-        msgs = [
-            typestore.deserialize_cdr(raw, conn.msgtype) for conn, _, raw in reader.messages()
-        ]
+        msgs = [typestore.deserialize_cdr(raw, conn.msgtype) for conn, _, raw in reader.messages()]
     assert len(msgs) == 20
     assert list(msgs[0].position_names) == list(floating.position_names)
     assert list(msgs[0].joint_names) == list(floating.joint_names)
@@ -263,7 +261,7 @@ def test_observer_is_fixed_base_only(floating):
 
 
 def test_odometry_decoding_either_byte_order(floating):
-    from bag_helpers import TYPESTORE
+    from support.bag_helpers import TYPESTORE
 
     msg = odometry(1_700_000_000_123_456_789, "base", [1, 2, 3, 0.1, 0.2, 0.3, 0.9], range(6))
     little = bytes(TYPESTORE.serialize_cdr(msg, offline.ODOMETRY))

@@ -7,7 +7,7 @@ from pathlib import Path
 import distributed
 import numpy as np
 import pytest
-from bag_helpers import storage_file, trajectory, trajectory_bag
+from support.bag_helpers import storage_file, trajectory, trajectory_bag
 
 import coriolis_ros
 from coriolis_ros.dynamics import Dynamics
@@ -20,9 +20,12 @@ URDF = (Path(coriolis_ros.__file__).parent / "robots" / "quadruped12.urdf").read
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_helpers import trajectory, trajectory_bag
+from support.bag_helpers import trajectory, trajectory_bag
 
 import coriolis_ros.dynamics
 from coriolis_ros.cli import main

@@ -348,8 +348,6 @@ def test_passivity_demo_headless(ros_domain_env, tmp_path):
     # The ROS loop is the in-process loop: same states to rounding, so the transport lost or
     # reordered nothing and every command was applied one step late.
     plant_log = dict(np.load(tmp_path / "logs" / "plant.npz"))
-    sim_plant, _ = analysis.simulate(
-        Scenario(push_start=push_start, push_end=None), duration
-    )
+    sim_plant, _ = analysis.simulate(Scenario(push_start=push_start, push_end=None), duration)
     np.testing.assert_allclose(plant_log["q"], sim_plant["q"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(plant_log["tau"], sim_plant["tau"], rtol=0, atol=1e-7)

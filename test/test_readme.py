@@ -159,7 +159,7 @@ def test_walk_through_the_readme(ros_domain_env, tmp_path):
     then `make run` and the offline commands in the same directory."""
     domain_id, env = ros_domain_env
     shutil.copy(REPO / "coriolis_ros" / "robots" / "arm7.urdf", tmp_path / "robot.urdf")
-    from ros_helpers import Peer
+    from support.ros_helpers import Peer
 
     log = open(tmp_path / "node.log", "wb")  # noqa: SIM115 -- closed below
     env_node = {k: v for k, v in env.items() if k not in ("PYTHONSAFEPATH", "VIRTUAL_ENV")}

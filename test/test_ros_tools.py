@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for the ROS tools")
 pytest.importorskip("xacro", reason="the node is started from a .xacro file")
 
-from ros_helpers import NodeProcess, Peer, PinReference  # noqa: E402
+from support.ros_helpers import NodeProcess, Peer, PinReference  # noqa: E402
 
 from coriolis_ros.robots import robot_path  # noqa: E402
 

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from test_cli import run_cli
-from test_dynamics_oracle import assert_close
+from support.cli import run_cli
+from support.oracle import assert_close
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics.couplings import load_rotors
@@ -67,8 +67,18 @@ def test_load_rotors_names_a_missing_file(tmp_path):
 def test_cli_compute_with_rotors_gives_the_library_numbers(rotors_file):
     q = [0.3, -0.2, 0.5, -1.0, 0.4, 0.7, -0.3]
     qd = [0.5, -0.4, 0.3, 0.2, -0.6, 0.1, 0.9]
-    result = run_cli("compute", str(robot_path("arm7")), "--rotors", str(rotors_file),
-                     "--format", "json", "--q", *map(str, q), "--qd", *map(str, qd))
+    result = run_cli(
+        "compute",
+        str(robot_path("arm7")),
+        "--rotors",
+        str(rotors_file),
+        "--format",
+        "json",
+        "--q",
+        *map(str, q),
+        "--qd",
+        *map(str, qd),
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     dyn = Dynamics.from_urdf(robot_path("arm7"), rotors=ROTORS)
@@ -101,10 +111,9 @@ def test_rotors_file_parameter_is_validated(rotors_file, tmp_path):
     assert "must be a string" in validate("rotors_file", 3)
 
 
-def test_node_with_rotors_file_publishes_the_geared_dynamics(ros_domain_env, tmp_path,
-                                                             rotors_file):
+def test_node_with_rotors_file_publishes_the_geared_dynamics(ros_domain_env, tmp_path, rotors_file):
     pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
-    from ros_helpers import NodeProcess, Peer, as_matrix, close, library_terms
+    from support.ros_helpers import NodeProcess, Peer, as_matrix, close, library_terms
 
     domain_id, env = ros_domain_env
     dyn = Dynamics.from_urdf(robot_path("arm7"), rotors=ROTORS)

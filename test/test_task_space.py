@@ -20,9 +20,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from test_dynamics_floating import MultiDofOracle, random_configuration
-from test_dynamics_mimic import Reference
-from test_dynamics_oracle import assert_close, erd_urdf
+from support.floating import MultiDofOracle, random_configuration
+from support.mimic import Reference
+from support.oracle import assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 
@@ -327,8 +327,9 @@ def test_external_wrench_recovers_a_wrench_applied_in_pinocchio(robot, root, fra
     assert np.isfinite(cond) and cond >= 1.0
     sv = np.linalg.svd(dyn.frame_jacobian(q, frame), compute_uv=False)
     assert cond == pytest.approx(sv[0] / sv[-1], rel=1e-12)
-    force, _ = dyn.external_wrench(q, pin_residual(oracle, q, v, a, frame, np.r_[w[:3], 0, 0, 0]),
-                                   frame, rows=(0, 1, 2))
+    force, _ = dyn.external_wrench(
+        q, pin_residual(oracle, q, v, a, frame, np.r_[w[:3], 0, 0, 0]), frame, rows=(0, 1, 2)
+    )
     assert_close(force, w[:3], 1e-9, f"{robot} recovered force")
 
 

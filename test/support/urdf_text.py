@@ -1,0 +1,42 @@
+"""Test helpers shared by several test modules (from test_dynamics_urdf_errors.py)."""
+
+from __future__ import annotations
+
+
+INERTIAL = """
+    <inertial>
+      <origin xyz="0.1 0.02 -0.03" rpy="0.1 0.2 0.3"/>
+      <mass value="1.5"/>
+      <inertia ixx="0.02" ixy="0.001" ixz="0.0" iyy="0.03" iyz="-0.002" izz="0.025"/>
+    </inertial>"""
+
+
+def link(name: str, inertial: str | None = INERTIAL) -> str:
+    return f'  <link name="{name}">{inertial or ""}\n  </link>\n'
+
+
+def joint(
+    name: str,
+    parent: str,
+    child: str,
+    jtype: str = "revolute",
+    axis: str | None = "0 0 1",
+    xyz: str = "0.1 0.2 0.3",
+    rpy: str = "0.3 -0.2 0.1",
+    extra: str = "",
+) -> str:
+    axis_xml = f'\n    <axis xyz="{axis}"/>' if axis is not None else ""
+    limit = (
+        '\n    <limit lower="-2" upper="2" effort="10" velocity="5"/>'
+        if jtype in ("revolute", "prismatic")
+        else ""
+    )
+    return (
+        f'  <joint name="{name}" type="{jtype}">\n'
+        f'    <parent link="{parent}"/>\n    <child link="{child}"/>\n'
+        f'    <origin xyz="{xyz}" rpy="{rpy}"/>{axis_xml}{limit}{extra}\n  </joint>\n'
+    )
+
+
+def robot(*parts: str, name: str = "edge") -> str:
+    return f'<?xml version="1.0"?>\n<robot name="{name}">\n' + "".join(parts) + "</robot>\n"
