@@ -10,7 +10,7 @@
 #   make bench    run bench/run_all.py when it exists
 #   make lint     ruff check
 #   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
-# Pass pytest arguments with PYTEST_ARGS, e.g. make test PYTEST_ARGS="test/test_install.py -x".
+# Pass pytest arguments with PYTEST_ARGS, e.g. make test PYTEST_ARGS="test/packaging/test_install.py -x".
 
 SHELL := /bin/bash
 VENV := .venv

@@ -30,7 +30,7 @@ from support.ros_helpers import (  # noqa: E402
 
 from coriolis_ros.dynamics import Dynamics  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 URDF = small_robot_urdf("tiny", "tj")
 URDF2 = small_robot_urdf("tiny2", "uj")
 

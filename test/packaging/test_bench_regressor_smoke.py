@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "bench_regressor.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "bench_regressor.py"
 
 
 def test_regressor_bench_prints_its_table_and_the_agreement():

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-NODE = Path(__file__).resolve().parents[1] / "coriolis_ros" / "node"
+NODE = Path(__file__).resolve().parents[2] / "coriolis_ros" / "node"
 MAX_LINES = 400
 # The rclpy side: the node class, start-up, parameters as ROS parameters, the message.
 ROS_MODULES = {"coriolis_node", "ros_node", "main", "odometry", "output_message", "ros_params",

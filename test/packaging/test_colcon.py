@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VENV = Path(sys.prefix)
 IGNORE = shutil.ignore_patterns(
     ".venv",
@@ -171,7 +171,7 @@ def test_ctest_registers_every_suite(colcon_workspace):
     )
     assert out.returncode == 0, out.stderr
     registered = set(re.findall(r"Test +#\d+: (\S+)", out.stdout))
-    suites = {p.stem for p in (REPO / "test").glob("test_*.py")}
+    suites = {p.stem for p in (REPO / "test").rglob("test_*.py")}
     assert registered == suites - NOT_IN_COLCON, out.stdout
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "bench_adaptive.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "bench_adaptive.py"
 
 
 def test_adaptive_bench_prints_its_table():

@@ -21,7 +21,7 @@ from coriolis_ros.node.params import PARAMETERS, validate
 from coriolis_ros.node.stats import Throttle, WindowStats
 
 NAMES = ("a", "b", "c")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _buffer():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[1] / "coriolis_ros"
+SOURCE = Path(__file__).resolve().parents[2] / "coriolis_ros"
 
 
 def _module_name(path: Path) -> str:

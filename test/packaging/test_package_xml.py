@@ -15,7 +15,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Python top-level module -> rosdep key / ROS package name.
 ROSDEP = {
@@ -133,8 +133,8 @@ def test_runtime_imports_are_exec_dependencies():
 
 
 def test_test_imports_are_test_or_exec_dependencies():
-    files = sorted((REPO / "test").glob("*.py"))
-    local = {p.stem for p in files} | {"coriolis_ros"}
+    files = sorted((REPO / "test").rglob("*.py"))
+    local = {p.stem for p in files} | {"coriolis_ros", "support"}
     imports = {m: f for m, f in _imports(files, local).items() if m not in OPTIONAL}
     unmapped = {m: f for m, f in imports.items() if m not in ROSDEP}
     assert not unmapped, f"add these modules to ROSDEP (and package.xml): {unmapped}"
@@ -159,7 +159,7 @@ def _run_launch_test(tmp_path, blocked: str):
             sys.executable,
             "-m",
             "pytest",
-            str(REPO / "test" / "test_launch_coriolis.py"),
+            str(REPO / "test" / "packaging" / "test_launch_coriolis.py"),
             "-rs",
             "-p",
             "no:cacheprovider",
@@ -180,7 +180,8 @@ def test_launch_test_skips_cleanly_without_pinocchio(tmp_path):
 
 
 def test_launch_test_documents_the_pytest_bound():
-    doc = ast.get_docstring(ast.parse((REPO / "test" / "test_launch_coriolis.py").read_text()))
+    launch_test = REPO / "test" / "packaging" / "test_launch_coriolis.py"
+    doc = ast.get_docstring(ast.parse(launch_test.read_text()))
     install = (REPO / "docs" / "install.md").read_text()
     for text in (doc, install):
         assert "pytest < 8.4" in text

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "docs" / "figures" / "point_mass.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "figures" / "point_mass.py"
 
 
 def test_point_mass_figures_script(tmp_path):

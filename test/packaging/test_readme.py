@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
 
@@ -36,7 +36,7 @@ NOT_RUN_HERE = {
     "source scripts/env.sh": "every command below runs after it",
     "coriolis-ros bag run1/ -o run1.npz": "test_offline_bag.py (bags written by rosbags)",
     "make test": "CI's .ci/run, which is exactly this",
-    'make test PYTEST_ARGS="test/test_cli.py -x"': "the Makefile passes PYTEST_ARGS to pytest",
+    'make test PYTEST_ARGS="test/unit/test_cli.py -x"': "the Makefile passes PYTEST_ARGS to pytest",
 }
 
 

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("pinocchio", reason="benchmarks need Pinocchio (installed by make setup)")
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "bench_dynamics.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "bench_dynamics.py"
 EXPECTED_ROWS = (
     "C: coriolis (M, Ṁ, C) vs computeCoriolisMatrix",
     "C q̇: coriolis_vectors (Cq̇, Cᵀq̇, Mq̇) vs rnea",
@@ -70,7 +70,7 @@ def test_unknown_robot_is_rejected():
     assert "unknown robot" in proc.stderr
 
 
-FLOATING = Path(__file__).resolve().parent.parent / "bench" / "bench_floating.py"
+FLOATING = Path(__file__).resolve().parents[2] / "bench" / "bench_floating.py"
 
 
 def test_floating_bench_prints_its_table_with_the_oracle_check():
@@ -99,7 +99,7 @@ def test_floating_bench_prints_its_table_with_the_oracle_check():
     assert bad.returncode == 2 and "unknown system" in bad.stderr
 
 
-REDUCTION = Path(__file__).resolve().parent.parent / "bench" / "bench_reduction.py"
+REDUCTION = Path(__file__).resolve().parents[2] / "bench" / "bench_reduction.py"
 
 
 def test_reduction_bench_prints_both_tables():
@@ -126,7 +126,7 @@ def test_reduction_bench_prints_both_tables():
     assert bad.returncode == 2 and "--dofs" in bad.stderr
 
 
-ROTORS = Path(__file__).resolve().parent.parent / "bench" / "bench_rotors.py"
+ROTORS = Path(__file__).resolve().parents[2] / "bench" / "bench_rotors.py"
 
 
 def test_rotors_bench_prints_its_three_tables_and_the_agreement():

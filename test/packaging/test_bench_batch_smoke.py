@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("pinocchio", reason="benchmarks need Pinocchio (installed by make setup)")
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def _run(script: str, *args: str) -> str:

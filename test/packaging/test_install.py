@@ -15,7 +15,7 @@ from pathlib import Path
 
 import coriolis_ros
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PREFIX = Path(sys.prefix)
 SITE = Path(sysconfig.get_paths()["purelib"])
 

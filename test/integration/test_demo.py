@@ -613,7 +613,7 @@ def test_demo_environment_forces_loopback_and_explicit_domain():
             demo_run.demo_environment({"ROS_DOMAIN_ID": bad})
 
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _domain_under_run_sh(env):
