@@ -11,9 +11,11 @@ so T_rotor = 1/2 N^2 I_a q̇_j^2 + N I_a q̇_j (ω_p·z) + 1/2 I_a (ω_p·z)^2 +
 armature approximation (Pinocchio's ``model.armature``, MuJoCo's ``armature``) keeps the
 first term, a constant N^2 I_a on M's diagonal, and drops the other two: the gyroscopic
 coupling of the spin with the parent's rotation about the axis (and with it every term of
-C and Γ the spin momentum carries).  The two models agree exactly when ω_p·z = 0 at every
-configuration and velocity: the parent is the fixed base, or every joint above turns about
-axes perpendicular to z.
+C and Γ the spin momentum carries).  The rigid part is kept as it is at rotor angle 0 (the
+exact model turns it with the rotor, which matters only if the transverse inertia is not
+symmetric about z).  The two models agree exactly when the parent is the fixed base, or
+when ω_p·z = 0 at every configuration and velocity (every joint above turns about axes
+perpendicular to z) and the transverse inertia is symmetric about z.
 
 :func:`armature_model` turns a model of the exact kind into this one, as a model variant
 (the kernels and the coordinate map are the coupled ones, unchanged).  For each coupled

@@ -62,7 +62,8 @@ def read_description_file(path: str) -> str:
 
 def load_dynamics(urdf: str, params: dict, gravity):
     """The Dynamics of `urdf` with the node's model parameters (root_joint, mimic,
-    locked_joints/locked_positions, rotors_file, rotor_model); ModelError saying why it cannot be used."""
+    locked_joints/locked_positions, rotors_file, rotor_model); ModelError saying why it cannot
+    be used."""
     from coriolis_ros.dynamics import Dynamics, URDFError
     from coriolis_ros.dynamics.couplings import load_rotors
 
