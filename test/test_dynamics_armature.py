@@ -16,7 +16,10 @@ References, none of them the code under test:
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -412,3 +415,20 @@ def test_cli_rotor_model_option(tmp_path):
     )
     bad = run_cli(*args, "--rotor-model", "rigid")
     assert bad.returncode == 2 and "--rotor-model" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_docs_figure_script_runs_and_shows_the_dropped_terms(tmp_path):
+    script = Path(__file__).resolve().parent.parent / "docs" / "figures" / "armature.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--quick", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "armature.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    numbers = json.loads(proc.stdout[proc.stdout.index("{") :])
+    arm = numbers["arm7_rotors (N = 100, 80)"]
+    assert 1e-4 < arm["C relative error median"] < 1e-1
+    # a fixed-base quadruped's rotor axes are parallel or perpendicular to every axis above:
+    # the dropped terms are constant in M, and C is exact
+    fixed = numbers["quadruped12, base fixed (N = 6, 9)"]
+    assert fixed["C relative error max"] < 1e-12 < 1e-4 < fixed["M relative error median"]
