@@ -12,7 +12,8 @@ the rotor's mass and transverse inertia on its parent):
 
 Along q(t) = q0 + a sin(w t + phi) (a few seconds, every joint moving), the relative errors
 ||C_armature - C_exact||_F / ||C_exact||_F, the same for M, and for the torque
-tau = M(q) q̈ + C(q, q̇) q̇ + g(q) (inverse dynamics).  Writes armature.png into --out (default:
+tau = M(q) q̈ + C(q, q̇) q̇ + g(q) (inverse dynamics); with a floating base, also over the
+legs' rows and columns alone ("joints").  Writes armature.png into --out (default:
 next to this script) and prints the numbers docs/rotors.md quotes.  --quick: a short run.
 """
 
@@ -73,15 +74,23 @@ def errors(spec: dict, t: np.ndarray, seed: int) -> dict:
     exact = Dynamics.from_urdf(**spec)
     armature = Dynamics.from_urdf(**spec, rotor_model="armature")
     Q, V, A = trajectory(exact, t, seed)
-    out = {"C": [], "M": [], "tau": []}
+    base = 6 if spec.get("root_joint") == "floating" else 0  # the free flyer's rows
+    out = {"C": [], "M": [], "tau": [], "C joints": [], "M joints": [], "tau joints": []}
     for q, v, a in zip(Q, V, A, strict=True):
         Me, _, Ce = exact.coriolis(q, v)
         Ma, _, Ca = armature.coriolis(q, v)
-        out["C"].append(relative(Ca, Ce))
-        out["M"].append(relative(Ma, Me))
         te, ta = exact.inverse_dynamics(q, v, a), armature.inverse_dynamics(q, v, a)
-        out["tau"].append(relative(ta, te))
+        joints = slice(base, None)
+        for key, x, ref in (("C", Ca, Ce), ("M", Ma, Me), ("tau", ta, te)):
+            out[key].append(relative(x, ref))
+            block = (joints, joints) if ref.ndim == 2 else joints
+            out[f"{key} joints"].append(relative(x[block], ref[block]))
     return {k: np.array(v) for k, v in out.items()}
+
+
+def base_rows(name: str) -> bool:
+    """Whether the model ``name`` has a free flyer (its joint block is reported too)."""
+    return "floating" in name
 
 
 def main(argv=None) -> None:
@@ -102,6 +111,11 @@ def main(argv=None) -> None:
         ax.semilogy(t, err["C"], label=r"$\|C_a - C\|_F / \|C\|_F$")
         ax.semilogy(t, err["M"], label=r"$\|M_a - M\|_F / \|M\|_F$")
         ax.semilogy(t, err["tau"], label=r"$\|\tau_a - \tau\| / \|\tau\|$ (inverse dynamics)")
+        if base_rows(name):
+            for key, color in (("C", "C0"), ("M", "C1"), ("tau", "C2")):
+                ax.semilogy(t, err[f"{key} joints"], color=color, ls="--", lw=1)
+            ax.text(0.02, 0.03, "dashed: the legs' rows and columns only", fontsize=8,
+                    transform=ax.transAxes)
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("t (s)")
         ax.grid(True, which="both", alpha=0.3)
@@ -113,7 +127,8 @@ def main(argv=None) -> None:
     numbers = {
         name: {
             f"{key} relative error {stat}": float(f(err[key]))
-            for key in ("C", "M", "tau")
+            for key in ("C", "M", "tau", "C joints", "M joints", "tau joints")
+            if base_rows(name) or "joints" not in key
             for stat, f in (("median", np.median), ("max", np.max))
         }
         for name, err in results.items()
