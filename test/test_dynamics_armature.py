@@ -432,3 +432,32 @@ def test_docs_figure_script_runs_and_shows_the_dropped_terms(tmp_path):
     # the dropped terms are constant in M, and C is exact
     fixed = numbers["quadruped12, base fixed (N = 6, 9)"]
     assert fixed["C relative error max"] < 1e-12 < 1e-4 < fixed["M relative error median"]
+
+
+def test_node_rotor_model_parameter_publishes_the_armature_dynamics(ros_domain_env, tmp_path):
+    pytest.importorskip("rclpy", reason="rclpy (ROS 2 wheels) is needed for node tests")
+    from ros_helpers import NodeProcess, Peer, as_matrix, close, library_terms
+
+    domain_id, env = ros_domain_env
+    urdf = robot_path("arm7_rotors")
+    dyn = Dynamics.from_urdf(urdf, rotor_model="armature")
+    exact = Dynamics.from_urdf(urdf)
+    names, n = list(dyn.joint_names), dyn.nv
+    q, qd = np.linspace(-0.7, 0.7, n), np.linspace(0.5, -0.5, n)
+    assert not close(dyn.coriolis(q, qd)[2], exact.coriolis(q, qd)[2], rtol=1e-6)
+    params = {"robot_description_file": str(urdf), "rotor_model": "armature"}
+    with Peer(domain_id) as peer:
+        node = NodeProcess(env, tmp_path / "node.log", params=params)
+        try:
+            node.wait_ready("arm7_rotors")
+            peer.collect_states()
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+            msg = peer.send_until_state(js, peer.joint_state(names, q, qd, stamp_ns=1001))
+            assert list(msg.joint_names) == names
+            for key, want in library_terms(dyn, q, qd).items():
+                got = np.asarray(getattr(msg, key))
+                got = as_matrix(got, n) if want.ndim == 2 else got
+                assert close(got, want, rtol=1e-12), key
+        finally:
+            node.stop()
