@@ -46,6 +46,7 @@ import numpy as np
 from . import couplings as _couplings
 from . import loops as _loops
 from . import urdf_checks
+from .armature import armature_model, check_rotor_model
 from .budgets import DEFAULT_MAX_DOF, check_dof, check_limit
 from .errors import URDFError
 from .model import (
@@ -97,6 +98,7 @@ def model_from_urdf(
     locked_joints: Mapping[str, float] | None = None,
     rotors: Mapping[str, Mapping] | None = None,
     max_dof: int = DEFAULT_MAX_DOF,
+    rotor_model: str = "exact",
 ) -> Model:
     """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`.
 
@@ -106,8 +108,10 @@ def model_from_urdf(
     ``locked_joints``: joint name -> position (rad or m) of joints to weld.
     ``rotors``: joint name -> datasheet rotor (:mod:`.couplings`), added as coupled bodies.
     ``max_dof``: more velocity rows than this is a ``ValueError`` (:mod:`.budgets`).
+    ``rotor_model``: ``"exact"`` or ``"armature"`` (:mod:`.armature`).
     """
     max_dof = check_limit(max_dof, "max_dof")
+    check_rotor_model(rotor_model)
     if root_joint not in ROOT_JOINTS:
         raise ValueError(f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {root_joint!r}")
     if mimic not in MIMIC_MODES:
@@ -118,6 +122,8 @@ def model_from_urdf(
         robot, _check_gravity(gravity), root_joint, mimic == "follow", locked,
         couplings, independent, max_dof,
     )
+    if rotor_model == "armature":
+        model = armature_model(model)
     if not loops:
         return model
     flags = tuple(sorted((independent or {}).items()))

@@ -109,6 +109,15 @@ PARAMETERS = (
         constraints="empty or a readable file",
     ),
     ParamSpec(
+        "rotor_model",
+        "exact",
+        "Geared rotors (rotors_file, or <coupling> in the URDF). exact: each rotor is a body of "
+        "the tree, its gyroscopic terms included. armature: each adds N^2 I_axis to the mass "
+        "matrix's diagonal and its mass to its parent link, without the gyroscopic terms.",
+        read_only=True,
+        constraints="exact or armature",
+    ),
+    ParamSpec(
         "mimic_tolerance",
         1e-3,
         "mimic: follow. A mimic joint's value in joint_states that differs from multiplier * "
@@ -280,6 +289,7 @@ PARAMETERS = (
 EXECUTORS = ("events", "single")
 ROOT_JOINTS = ("fixed", "floating", "planar")
 MIMIC_MODES = ("follow", "independent")
+ROTOR_MODELS = ("exact", "armature")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
@@ -321,6 +331,10 @@ def validate(name: str, value) -> str | None:
     if name == "mimic":
         if value not in MIMIC_MODES:
             return f"mimic must be one of {', '.join(MIMIC_MODES)}, got {value!r}"
+        return None
+    if name == "rotor_model":
+        if value not in ROTOR_MODELS:
+            return f"rotor_model must be one of {', '.join(ROTOR_MODELS)}, got {value!r}"
         return None
     if name == "root_joint":
         if value not in ROOT_JOINTS:
