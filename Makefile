@@ -22,7 +22,7 @@ PYTEST_ARGS ?= test
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
 DEMO_ARGS ?= --output docs/closed_loop.png --summary docs/closed_loop.json
-ADAPTIVE_ARGS ?= --controller adaptive --parameter-error 0.5 --duration 10 \
+ADAPTIVE_ARGS ?= --controller adaptive --parameter-error 0.5 --duration 6 \
 	--push-start 1000 --push-end -1 \
 	--output docs/closed_loop_adaptive.png --summary docs/closed_loop_adaptive.json
 

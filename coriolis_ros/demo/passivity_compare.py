@@ -133,6 +133,7 @@ def compare(scenario, duration: float, adaptive_logs=None, settle_bound: float =
             "settling_time_s": _settling_time(t, norm_e, settle_bound),
             "prediction_error_initial_Nm": float(err[0]),
             "prediction_error_final_max_Nm": float(final_p.max()),
+            "prediction_error_final_rms_Nm": float(np.sqrt((final_p**2).mean())),
             "model_torque_final_rms_Nm": float(
                 np.sqrt((_window(t[rows], scale, end - FINAL, end + 1.0) ** 2).mean())
             ),
@@ -195,7 +196,9 @@ def plot(result: dict, path: str) -> None:
         ax.semilogy(s["t"], np.maximum(s["norm_e"], 1e-7), color=colors[name], lw=0.9,
                     label=labels[name])  # fmt: skip
     ax.set_ylabel("tracking error ‖e‖ (rad)")
-    ax.set_title(f"{summary['robot']} in MuJoCo; push {summary['push']}", fontsize=10)
+    ax.set_ylim(1e-4, None)  # ‖e(0)‖ = 0: the loop starts on the reference, at rest
+    push = "no push" if summary["push"] == "none" else f"push {summary['push']}"
+    ax.set_title(f"{summary['robot']} in MuJoCo, {push}", fontsize=10)
     ax.legend(fontsize=7, loc="upper right")
 
     ax = axes[1]
