@@ -284,6 +284,13 @@ def analyze(dyn, scenario, plant_log, ctrl_log, node_log=None, observer_gain=50.
             summary["commands_missed" if key == "missed" else "wall_clock_s"] = float(
                 plant_log[key]
             )
+    if "compute_s" in ctrl_log and len(ctrl_log["compute_s"]):  # the ROS controller's ticks
+        us = ctrl_log["compute_s"] * 1e6
+        summary["controller_tick_us"] = {
+            "p50": float(np.percentile(us, 50)),
+            "p99": float(np.percentile(us, 99)),
+            "max": float(us.max()),
+        }
     if "command_age_ns" in plant_log:
         age = plant_log["command_age_ns"]
         age = age[age >= 0] * 1e-6

@@ -80,7 +80,7 @@ def _settling_time(t, norm_e, bound) -> float | None:
     return float(t[above[-1] + 1])
 
 
-def compare(scenario, duration: float, adaptive_logs=None, settle_bound: float = 2e-3) -> dict:
+def compare(scenario, duration: float, adaptive_logs=None, settle_bound: float = 5e-3) -> dict:
     """Run the three loops (module docstring) for ``duration`` s with
     :func:`~coriolis_ros.demo.passivity_analysis.simulate` (``adaptive_logs``: (plant log,
     controller log) of the adaptive loop run elsewhere, e.g. over ROS, used instead of its
