@@ -5,7 +5,8 @@
   M q̈_r + C q̇_r + g − κ M s from the matrices, and the controller hook; the closed loop on
   the MuJoCo plant: its storage function decays as e^(−2κt) and obeys the energy balance
   V̇ = −2κ V + sᵀ τ_ext with a joint push (where a C that is not Christoffel-consistent would
-  show); bounds of tracking and of the offline observer in the in-process loop; bad arguments.
+  show); bounds of tracking and of the offline observer in the in-process loop; bad arguments;
+  the wrong-parameter and adaptive options and their passing to the child processes.
   (test_closed_loop_mujoco.py: the oracle check of MuJoCo against the library, the plant, and
   the loop with a force on a link.)
 * The whole demo headless (`python -m coriolis_ros.demo.passivity`, four processes): exit 0,
