@@ -83,7 +83,9 @@ class Law:
 
     def C(self):
         """C'(q, nu') = T^T C T + T^T M Tdot."""
-        return self.T.T @ self.o.C(self.q, self.nu) @ self.T + self.T.T @ self.o.M(self.q) @ self.Tdot
+        return (
+            self.T.T @ self.o.C(self.q, self.nu) @ self.T + self.T.T @ self.o.M(self.q) @ self.Tdot
+        )
 
     def g(self):
         return self.T.T @ self.o.g(self.q)
@@ -191,7 +193,7 @@ def test_the_three_representations_by_their_change_of_variables():
     out = {rep: dyns[rep].coriolis(q, v) for rep, v in
            (("body", v_body), ("mixed", v_mixed), ("inertial", v_inertial))}  # fmt: skip
     G = {rep: dyns[rep].christoffel(q) for rep in REPS}
-    for (src, dst, A, Adot) in (("body", "mixed", B, Bdot), ("mixed", "inertial", S, Sdot)):
+    for src, dst, A, Adot in (("body", "mixed", B, Bdot), ("mixed", "inertial", S, Sdot)):
         M, _, C = out[src]
         assert_close(out[dst][0], A.T @ M @ A, TOL, f"{src} -> {dst} M")
         assert_close(out[dst][2], A.T @ C @ A + A.T @ M @ Adot, TOL, f"{src} -> {dst} C")
@@ -360,7 +362,9 @@ def test_integrate_batches_and_clone_keep_the_representation(rep):
     V = rng.normal(size=(3, dyn.nv))
     A = rng.normal(size=(3, dyn.nv))
     q, v = Q[0], V[0]
-    assert np.array_equal(dyn.integrate(q, v, 0.1), body.integrate(q, dyn.velocity_to_body(q, v), 0.1))
+    assert np.array_equal(
+        dyn.integrate(q, v, 0.1), body.integrate(q, dyn.velocity_to_body(q, v), 0.1)
+    )
     clone = dyn.clone()
     assert clone.velocity_representation == rep
     for a, b in zip(clone.coriolis(q, v), dyn.coriolis(q, v), strict=True):

@@ -81,8 +81,7 @@ def check(value, root_joint: str) -> str:
     """``value`` if a model with this root joint can use it; ValueError saying why not."""
     if not isinstance(value, str) or value not in REPRESENTATIONS:
         raise ValueError(
-            "velocity_representation must be one of 'body', 'mixed' or 'inertial', "
-            f"got {value!r}"
+            f"velocity_representation must be one of 'body', 'mixed' or 'inertial', got {value!r}"
         )
     if value != DEFAULT and root_joint != "floating":
         raise ValueError(
