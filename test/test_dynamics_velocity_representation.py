@@ -423,3 +423,27 @@ def test_the_momentum_observer_refuses_another_representation():
     with pytest.raises(ValueError, match="velocity_representation"):
         MomentumObserver(load("solo12", "mixed"), 10.0)
     MomentumObserver(load("solo12"), 10.0)
+
+
+# ----------------------------------------------------------------------------- the node
+
+
+def test_node_parameter_is_validated_and_reaches_the_model():
+    from coriolis_ros.node.params import SPECS, validate
+    from coriolis_ros.node.robot_model import ModelError, load_dynamics
+
+    assert SPECS["velocity_representation"].default == "body"
+    assert SPECS["velocity_representation"].read_only
+    for good in REPS:
+        assert validate("velocity_representation", good) is None
+    for bad in ("world", "Mixed", "", 1):
+        assert "body, mixed, inertial" in validate("velocity_representation", bad)
+    urdf = erd_urdf("solo12").read_text()
+    params = dict(root_joint="floating", mimic="follow", locked_joints=[], locked_positions=[])
+    params.update(rotors_file="", velocity_representation="inertial")
+    assert load_dynamics(urdf, params, [0.0, 0.0, -9.81]).velocity_representation == "inertial"
+    params.update(root_joint="fixed", velocity_representation="mixed")
+    with pytest.raises(ModelError, match="is for a floating base"):
+        load_dynamics(urdf, params, [0.0, 0.0, -9.81])
+    params.update(velocity_representation="body")
+    assert load_dynamics(urdf, params, [0.0, 0.0, -9.81]).velocity_representation == "body"
