@@ -447,3 +447,30 @@ def test_node_parameter_is_validated_and_reaches_the_model():
         load_dynamics(urdf, params, [0.0, 0.0, -9.81])
     params.update(velocity_representation="body")
     assert load_dynamics(urdf, params, [0.0, 0.0, -9.81]).velocity_representation == "body"
+
+
+@pytest.mark.parametrize("rep", ["mixed", "inertial"])
+def test_a_floating_closed_chain_changes_the_same_way(rep):
+    """The variant wraps whatever Dynamics the model has: here a leg with a knee linkage."""
+    from coriolis_ros.robots import robot_path
+
+    path = str(robot_path("leg_knee_linkage"))
+    dyn = Dynamics.from_urdf(path, root_joint="floating", velocity_representation=rep)
+    body = Dynamics.from_urdf(path, root_joint="floating")
+    assert dyn.loops
+    rng = np.random.default_rng(29)
+    q = body.neutral()
+    quat = rng.normal(size=4)
+    q[3:7] = quat / np.linalg.norm(quat)
+    q[:3] = [0.4, -1.0, 2.0]
+    v = rng.normal(size=dyn.nv)
+    T = embed(T_base(rep, pin.XYZQUATToSE3(q[:7])), dyn.nv)
+    M, Mdot, C = dyn.coriolis(q, v)
+    assert_close(M, T.T @ body.mass_matrix(q) @ T, TOL, f"closed chain {rep} M'")
+    assert_close(Mdot, C + C.T, TOL, f"closed chain {rep} Mdot'")
+    h, nu = 1e-3, T @ v
+    Ms = [dyn.mass_matrix(body.integrate(q, nu, t * h)) for t in (-2, -1, 1, 2)]
+    fd = (Ms[0] - 8 * Ms[1] + 8 * Ms[2] - Ms[3]) / (12 * h)
+    assert_close(Mdot, fd, 1e-8, f"closed chain {rep} Mdot' vs finite differences")
+    G = dyn.christoffel(q)
+    assert_close(np.einsum("ijk,k->ij", G, v), C, TOL, f"closed chain {rep} Gamma' nu'")

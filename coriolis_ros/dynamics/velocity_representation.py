@@ -36,6 +36,8 @@ no more than the float64 rounding of the inputs themselves.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .batch import outputs, rows, same_rows
@@ -94,7 +96,7 @@ def check(value, root_joint: str) -> str:
 
 def _checked(x, size: int, name: str) -> np.ndarray:
     x = as_vector(x, size, name)
-    if not np.all(np.abs(x) <= MAX_ABS):
+    if not (np.abs(x) <= MAX_ABS).all():
         raise ValueError(f"{name} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
     return x
 
@@ -154,12 +156,13 @@ class VelocityRepresentation:
                 "velocity_representation needs the floating base's 7 coordinates first in q"
             )
         self._E = _generators(representation)
+        self._E_flat = self._E.reshape(6, 36)
 
     # ------------------------------------------------------------------ the change of variables
 
     def _q(self, q) -> np.ndarray:
         q = _checked(q, self.nq, "q")
-        if np.linalg.norm(q[3:7]) < MIN_QUATERNION_NORM:
+        if math.sqrt(q[3:7] @ q[3:7]) < MIN_QUATERNION_NORM:
             raise ValueError("the floating base's quaternion (q[3:7]) has (nearly) zero norm")
         return q
 
@@ -168,7 +171,7 @@ class VelocityRepresentation:
 
     def _pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(R, p) of the base in the world (the root joint's frame is the world's)."""
-        x, y, z, w = q[3:7] / np.linalg.norm(q[3:7])
+        x, y, z, w = (q[3:7] / math.sqrt(q[3:7] @ q[3:7])).tolist()
         R = np.array(
             [
                 [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
@@ -195,7 +198,7 @@ class VelocityRepresentation:
 
     def _K(self, nu: np.ndarray) -> np.ndarray:
         """K(nu_B) (6 x 6): dT_b/dt = -K T_b."""
-        return np.tensordot(nu[:6], self._E, axes=1)
+        return (nu[:6] @ self._E_flat).reshape(6, 6)
 
     def _to_body(self, R, p, v) -> np.ndarray:
         out = v.copy()
@@ -225,8 +228,8 @@ class VelocityRepresentation:
 
     @staticmethod
     def _left(X: np.ndarray, T: np.ndarray) -> None:
-        """X <- T^T X (on the first six rows), in place."""
-        X[:6] = np.tensordot(T.T, X[:6], axes=1)
+        """X <- T^T X (on the first six rows; a vector or a matrix), in place."""
+        X[:6] = T.T @ X[:6]
 
     def _congruence(self, X: np.ndarray, T: np.ndarray) -> None:
         self._right(X, T)
@@ -235,7 +238,7 @@ class VelocityRepresentation:
     @staticmethod
     def _finite(*arrays) -> None:
         for arr in arrays:
-            if not np.all(np.isfinite(arr)):
+            if not np.isfinite(arr).all():
                 raise ValueError(
                     "the result is not finite (inputs too large for this velocity representation)"
                 )
@@ -292,7 +295,7 @@ class VelocityRepresentation:
         M = self.inner.mass_matrix(q)
         # Gamma_abc - M_ad (E_c)_db, on b, c < 6
         G[:, :6, :6] -= np.einsum("ad,cdb->abc", M[:, :6], self._E)
-        G[:6] = np.tensordot(T.T, G[:6], axes=1)
+        G[:6] = np.tensordot(T.T, G[:6], axes=1)  # (T^T)_ia Gamma_a..
         G[:, :6] = np.einsum("bj,abk->ajk", T, G[:, :6])
         G[:, :, :6] = G[:, :, :6] @ T
         self._finite(G)
