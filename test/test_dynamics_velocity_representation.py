@@ -330,13 +330,34 @@ def test_inertial_far_from_the_origin_against_exact_arithmetic():
     # the joints' block does not grow with p: to its own scale
     assert_close(C[6:, 6:], C_ref[6:, 6:], 1e-12, "far C' joint block")
     assert np.linalg.norm(Mdot - C - C.T) <= 2 * bound, "far Mdot' - C' - C'^T"
-    # pdot = v' + w x p, summed in extended precision: the body twist to float64 accuracy,
+    # pdot = v' + w x p, summed with error-free products: the body twist to float64 accuracy,
     # where a float64 sum loses ~eps |w| |p| (the other side of that bound)
     nu_ours = dyn.velocity_to_body(q, v)
-    assert_close(nu_ours, nu, 1e-13, "far nu_B")
+    assert_close(nu_ours, nu, 1e-15, "far nu_B")
     R_f = R.astype(float)
     plain = R_f.T @ (v[:3] + np.cross(w, q[:3]))
-    assert rel_err(plain, nu[:3]) > 1e-11 > 1e-13 > rel_err(nu_ours[:3], nu[:3])
+    assert rel_err(plain, nu[:3]) > 1e-11 > 1e-15 > rel_err(nu_ours[:3], nu[:3])
+
+
+def test_inertial_base_velocity_is_correctly_rounded_however_far():
+    """With R = 1, nu_B's linear part is pdot = v' + w x p itself: the compiled sum (error-free
+    products and sums) against exact rational arithmetic, up to |p| = 1e8 m."""
+    dyn = load("solo12", "inertial")
+    rng = np.random.default_rng(31)
+    q = dyn.neutral()  # identity quaternion
+    worst = 0.0
+    for trial in range(200):
+        q[:3] = rng.normal(0.0, 1.0, 3) * 10.0 ** rng.uniform(0, 8)
+        w = rng.normal(0.0, 3.0, 3)
+        v = rng.normal(0.0, 1.0, dyn.nv)
+        v[3:6] = w
+        v[:3] = rng.normal(0.0, 1.0, 3) - np.cross(w, q[:3])  # pdot ~ 1 after cancellation
+        P, W, V = _exact(q[:3])[0], _exact(w)[0], _exact(v[:3])[0]
+        exact = V + np.cross(W, P)
+        got = dyn.velocity_to_body(q, v)[:3]
+        for g, e in zip(got, exact, strict=True):
+            worst = max(worst, abs(Fraction(g) - e) / max(abs(e), Fraction(1, 10**300)))
+    assert worst <= 2.3e-16, f"{float(worst):.3e}"  # correctly rounded, within an ulp
 
 
 @pytest.mark.parametrize("rep", ["body", "mixed"])

@@ -30,8 +30,11 @@ C' + C'^T above).  Every term is computed in the body representation by the comp
 (which never see the base's position: ``docs/invariance.md``) and changed at the end, so the
 body and mixed representations keep that invariance; the inertial one depends on p by
 definition (M' grows as |p|^2), and its input nu' fixes pdot = v' + w x p, which is summed
-in extended precision (see :func:`_linear_body`) so that a base far from the origin loses
-no more than the float64 rounding of the inputs themselves.
+with error-free products (:mod:`.kernels.base_change`) so that a base far from the origin
+loses no more than the float64 rounding of the inputs themselves in nu_B.
+
+The per-call work of ``coriolis`` and ``coriolis_vectors`` (the node's tick) is compiled
+(:mod:`.kernels.base_change`, no allocation); the other methods change the results with numpy.
 """
 
 from __future__ import annotations
@@ -40,8 +43,13 @@ import math
 
 import numpy as np
 
+from numba import types
+
 from .batch import outputs, rows, same_rows
 from .engine import as_vector
+from .kernel_table import F1, F2, compile_frozen
+from .kernels import base_change
+from .kernels.base_change import INERTIAL, MIXED
 from .kernels.kinematics import MAX_ABS, MIN_QUATERNION_NORM
 
 REPRESENTATIONS = ("body", "mixed", "inertial")
@@ -129,17 +137,17 @@ def _generators(rep: str) -> np.ndarray:
     return E
 
 
-def _linear_body(R: np.ndarray, v: np.ndarray, w: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """R^T (v + w x p): pdot in base axes from an inertial twist.  v and w x p nearly cancel
-    for a base far from the origin (|p| |w| >> |pdot|): the sum is formed in extended
-    precision (80-bit on x86-64), so pdot keeps its own relative accuracy."""
-    ld = np.longdouble
-    wl, pl = w.astype(ld), p.astype(ld)
-    s = v.astype(ld)
-    s[0] += wl[1] * pl[2] - wl[2] * pl[1]
-    s[1] += wl[2] * pl[0] - wl[0] * pl[2]
-    s[2] += wl[0] * pl[1] - wl[1] * pl[0]
-    return R.T @ s.astype(np.float64)
+_CODES = {"body": 0, "mixed": MIXED, "inertial": INERTIAL}
+_ARGS = {
+    "base_velocity": (F1, F1, types.int64, F1, F2),  # q, nu', representation, nu_B, T_b and K
+    "base_coriolis": (F2, F2, F2, F2, F2),  # M, Mdot, C, T_b and K, scratch
+    "base_vectors": (F1, F1, F1, F1, F2),  # C nu, C^T nu, M nu, M K nu, T_b and K
+}
+
+
+def _kernel(name: str):
+    """The compiled kernel (on first use, or from Numba's on-disk cache)."""
+    return compile_frozen(getattr(base_change, name), _ARGS[name])
 
 
 class VelocityRepresentation:
@@ -156,7 +164,13 @@ class VelocityRepresentation:
                 "velocity_representation needs the floating base's 7 coordinates first in q"
             )
         self._E = _generators(representation)
-        self._E_flat = self._E.reshape(6, 36)
+        self._code = _CODES[representation]
+        n = self.nv
+        # scratch of the compiled paths (an instance is used by one thread at a time)
+        self._nu, self._tk, self._w = np.empty(n), np.empty((12, 6)), np.empty((n, 6))
+        self._zero, self._y = np.zeros(n), np.zeros(n)
+        self._scratch = (np.empty(n), np.empty(n), np.empty(n))
+        self._mk = self._scratch[2]  # M (K nu_B), the mixed case's third vector
 
     # ------------------------------------------------------------------ the change of variables
 
@@ -168,6 +182,24 @@ class VelocityRepresentation:
 
     def _vector(self, x, name: str) -> np.ndarray:
         return _checked(x, self.nv, name)
+
+    def _body(self, q, x, name: str, nu=None, tk=None):
+        """(q, nu_B of x, tk): x (a velocity nu', or a vector like it) with the base's body
+        twist, and tk[:6] = T_b, tk[6:] = K(nu_B), by the compiled ``base_velocity``."""
+        nu = np.empty(self.nv) if nu is None else nu
+        tk = np.empty((12, 6)) if tk is None else tk
+        kernel = _kernel("base_velocity")
+        try:
+            status = kernel(q, x, self._code, nu, tk)
+        except TypeError:  # not float64 arrays: checked conversions
+            q, x = self._q(q), self._vector(x, name)
+            status = kernel(q, x, self._code, nu, tk)
+        if status:
+            q, x = self._q(q), self._vector(x, name)  # raise, naming the problem
+            if q.shape[0] != self.nq:
+                raise ValueError(f"q must have shape ({self.nq},), got {q.shape}")
+            raise RuntimeError(f"internal error: base_velocity status {status}")
+        return q, nu, tk
 
     def _pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(R, p) of the base in the world (the root joint's frame is the world's)."""
@@ -181,13 +213,10 @@ class VelocityRepresentation:
         )
         return R, q[:3]
 
-    def _T(self, R: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """T_b (6 x 6): nu_B = T_b nu'_b."""
-        T = np.zeros((6, 6))
-        T[:3, :3] = T[3:, 3:] = R.T
-        if self.representation == "inertial":
-            T[:3, 3:] = -R.T @ _hat(p)
-        return T
+    def _T(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """(q checked, T_b) at q."""
+        q = self._q(q)
+        return q, self._body(q, self._zero, "v")[2][:6]
 
     def _Tinv(self, R: np.ndarray, p: np.ndarray) -> np.ndarray:
         T = np.zeros((6, 6))
@@ -196,30 +225,10 @@ class VelocityRepresentation:
             T[:3, 3:] = _hat(p) @ R
         return T
 
-    def _K(self, nu: np.ndarray) -> np.ndarray:
-        """K(nu_B) (6 x 6): dT_b/dt = -K T_b."""
-        return (nu[:6] @ self._E_flat).reshape(6, 6)
-
-    def _to_body(self, R, p, v) -> np.ndarray:
-        out = v.copy()
-        out[3:6] = R.T @ v[3:6]
-        if self.representation == "inertial":
-            out[:3] = _linear_body(R, v[:3], v[3:6], p)
-        else:
-            out[:3] = R.T @ v[:3]
-        return out
-
-    def _from_body(self, R, p, v) -> np.ndarray:
-        out = v.copy()
-        out[:6] = self._Tinv(R, p) @ v[:6]
-        return out
-
     def _state(self, q, qd):
-        """(q, R, p, T_b, nu_B, K(nu_B)) for a state (q, nu')."""
-        q = self._q(q)
-        R, p = self._pose(q)
-        nu = self._to_body(R, p, self._vector(qd, "qd"))
-        return q, R, p, self._T(R, p), nu, self._K(nu)
+        """(q, T_b, nu_B, K(nu_B)) for a state (q, nu')."""
+        q, nu, tk = self._body(q, qd, "qd")
+        return q, tk[:6], nu, tk[6:]
 
     @staticmethod
     def _right(X: np.ndarray, T: np.ndarray) -> None:
@@ -252,7 +261,8 @@ class VelocityRepresentation:
         """nu' of the velocity v given with the base's body twist (e.g. odometry's)."""
         q = self._q(q)
         R, p = self._pose(q)
-        res = self._from_body(R, p, self._vector(v, "v"))
+        res = self._vector(v, "v")
+        res[:6] = self._Tinv(R, p) @ res[:6]
         self._finite(res)
         if out is None:
             return res
@@ -262,35 +272,27 @@ class VelocityRepresentation:
 
     def velocity_to_body(self, q, v, out=None) -> np.ndarray:
         """The velocity with the base's body twist, of nu' = v."""
-        q = self._q(q)
-        R, p = self._pose(q)
-        res = self._to_body(R, p, self._vector(v, "v"))
-        self._finite(res)
+        if out is not None:
+            (out,) = outputs(out, [(self.nv,)])
+        res = self._body(q, v, "v")[1]
         if out is None:
             return res
-        (out,) = outputs(out, [(self.nv,)])
         out[...] = res
         return out
 
     # ------------------------------------------------------------------ algorithms
 
     def coriolis(self, q, qd, out=None):
-        """(M', Mdot', C')."""
-        q, _, _, T, nu, K = self._state(q, qd)
+        """(M', Mdot', C'): the body representation's, changed in place (compiled)."""
+        q, nu, tk = self._body(q, qd, "qd", self._nu, self._tk)
         M, Mdot, C = self.inner.coriolis(q, nu, out)
-        MK = M[:, :6] @ K
-        C[:, :6] -= MK
-        Mdot[:, :6] -= MK
-        Mdot[:6, :] -= MK.T
-        for X in (M, Mdot, C):
-            self._congruence(X, T)
-        self._finite(M, Mdot, C)
+        if _kernel("base_coriolis")(M, Mdot, C, tk, self._w):
+            self._finite(M, Mdot, C)
         return M, Mdot, C
 
     def christoffel(self, q, out=None, method: str = "algorithm2"):
         """Gamma'[i, j, k] = dC'_ij / dnu'_k."""
-        q = self._q(q)
-        T = self._T(*self._pose(q))
+        q, T = self._T(q)
         G = self.inner.christoffel(q, out, method)
         M = self.inner.mass_matrix(q)
         # Gamma_abc - M_ad (E_c)_db, on b, c < 6
@@ -302,22 +304,22 @@ class VelocityRepresentation:
         return G
 
     def mass_matrix(self, q, out=None):
-        q = self._q(q)
+        q, T = self._T(q)
         M = self.inner.mass_matrix(q, out)
-        self._congruence(M, self._T(*self._pose(q)))
+        self._congruence(M, T)
         self._finite(M)
         return M
 
     def gravity(self, q, out=None):
-        q = self._q(q)
+        q, T = self._T(q)
         g = self.inner.gravity(q, out)
-        self._left(g, self._T(*self._pose(q)))
+        self._left(g, T)
         self._finite(g)
         return g
 
     def inverse_dynamics(self, q, qd, qdd, out=None):
-        q, R, p, T, nu, K = self._state(q, qd)
-        a = self._to_body(R, p, self._vector(qdd, "qdd"))
+        q, T, nu, K = self._state(q, qd)
+        a = self._body(q, qdd, "qdd")[1]
         a[:6] -= K @ nu[:6]
         tau = self.inner.inverse_dynamics(q, nu, a, out)
         self._left(tau, T)
@@ -325,60 +327,61 @@ class VelocityRepresentation:
         return tau
 
     def coriolis_vectors(self, q, qd, out=None):
-        """(C' nu', C'^T nu', M' nu')."""
-        q, _, _, T, nu, K = self._state(q, qd)
+        """(C' nu', C'^T nu', M' nu') (compiled change)."""
+        q, nu, tk = self._body(q, qd, "qd", self._nu, self._tk)
         c, ct, m = self.inner.coriolis_vectors(q, nu, out)
-        Knu = K @ nu[:6]
-        if np.any(Knu):  # mixed: (w_B x v_B, 0); zero in the inertial representation
-            c -= self.inner.coriolis_vectors(q, self._embed(Knu))[2]
-        ct[:6] -= K.T @ m[:6]
-        for x in (c, ct, m):
-            self._left(x, T)
-        self._finite(c, ct, m)
+        mk = self._mk
+        if self.representation == "mixed":  # K nu_B = (w_B x v_B, 0): C' nu' needs M K nu_B
+            y = self._y
+            y[:6] = tk[6:] @ nu[:6]
+            self.inner.coriolis_vectors(q, y, out=self._scratch)
+        else:  # K nu_B = ad(nu_B) nu_B = 0
+            mk[:] = 0.0
+        if _kernel("base_vectors")(c, ct, m, mk, tk):
+            self._finite(c, ct, m)
         return c, ct, m
 
     def coriolis_times(self, q, qd, x, out=None):
         """C'(q, nu') x."""
-        q, R, p, T, nu, K = self._state(q, qd)
-        xb = self._to_body(R, p, self._vector(x, "x"))
+        q, T, nu, K = self._state(q, qd)
+        xb = self._body(q, x, "x")[1]
         y = self.inner.coriolis_times(q, nu, xb, out)
         y -= self.inner.coriolis_vectors(q, self._embed(K @ xb[:6]))[2]
         self._left(y, T)
         self._finite(y)
         return y
 
-    def _reference(self, R, p, K, qd_ref, qdd_ref):
-        r = self._to_body(R, p, self._vector(qd_ref, "qd_ref"))
-        a = self._to_body(R, p, self._vector(qdd_ref, "qdd_ref"))
+    def _reference(self, q, K, qd_ref, qdd_ref):
+        r = self._body(q, qd_ref, "qd_ref")[1]
+        a = self._body(q, qdd_ref, "qdd_ref")[1]
         a[:6] -= K @ r[:6]
         return r, a
 
     def slotine_li(self, q, qd, qd_ref, qdd_ref, out=None):
         """M' qdd_ref + C'(q, nu') qd_ref + g'."""
-        q, R, p, T, nu, K = self._state(q, qd)
-        r, a = self._reference(R, p, K, qd_ref, qdd_ref)
+        q, T, nu, K = self._state(q, qd)
+        r, a = self._reference(q, K, qd_ref, qdd_ref)
         tau = self.inner.slotine_li(q, nu, r, a, out)
         self._left(tau, T)
         self._finite(tau)
         return tau
 
     def regressor(self, q, qd, qd_ref, qdd_ref, out=None):
-        q, R, p, T, nu, K = self._state(q, qd)
-        r, a = self._reference(R, p, K, qd_ref, qdd_ref)
+        q, T, nu, K = self._state(q, qd)
+        r, a = self._reference(q, K, qd_ref, qdd_ref)
         Y = self.inner.regressor(q, nu, r, a, out)
         self._left(Y, T)
         self._finite(Y)
         return Y
 
     def energy_regressor(self, q, qd, out=None):
-        q, _, _, _, nu, _ = self._state(q, qd)
+        q, _, nu, _ = self._state(q, qd)
         return self.inner.energy_regressor(q, nu, out)
 
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
         """q (+) v dt with v converted to the body twist at q (then as the body one)."""
-        q = self._q(q)
-        R, p = self._pose(q)
-        return self.inner.integrate(q, self._to_body(R, p, self._vector(v, "v")), dt)
+        q, nu, _ = self._body(q, v, "v")
+        return self.inner.integrate(q, nu, dt)
 
     def warmup(self) -> None:
         self.inner.warmup()
@@ -388,14 +391,14 @@ class VelocityRepresentation:
     # ------------------------------------------------------------------ frames
 
     def frame_jacobian(self, q, frame: str, reference: str = "local_world_aligned", out=None):
-        q = self._q(q)
+        q, T = self._T(q)
         J = self.inner.frame_jacobian(q, frame, reference, out)
-        self._right(J, self._T(*self._pose(q)))
+        self._right(J, T)
         return J
 
     def frame_jacobians(self, q, qd, frame: str, reference: str = "local_world_aligned",
                         out=None):  # fmt: skip
-        q, _, _, T, nu, K = self._state(q, qd)
+        q, T, nu, K = self._state(q, qd)
         J, Jd = self.inner.frame_jacobians(q, nu, frame, reference, out)
         Jd[:, :6] -= J[:, :6] @ K
         self._right(J, T)
@@ -412,7 +415,7 @@ class VelocityRepresentation:
     def frame_acceleration_bias(self, q, qd, frame: str,
                                 reference: str = "local_world_aligned", out=None):  # fmt: skip
         """Jdot' nu' = Jdot nu - J K nu (the same as the body one in the inertial case)."""
-        q, _, _, _, nu, K = self._state(q, qd)
+        q, _, nu, K = self._state(q, qd)
         bias = self.inner.frame_acceleration_bias(q, nu, frame, reference, out)
         Knu = K @ nu[:6]
         if np.any(Knu):
@@ -423,7 +426,7 @@ class VelocityRepresentation:
     def task_space(self, q, qd, frame: str, reference: str = "local_world_aligned", rows=None,
                    damping: float = 0.0, out=None):  # fmt: skip
         """Lambda and mu do not depend on the representation; J' and Jdot' do."""
-        q, _, _, T, nu, K = self._state(q, qd)
+        q, T, nu, K = self._state(q, qd)
         Lam, mu, J, Jd = self.inner.task_space(q, nu, frame, reference, rows, damping, out)
         Jd[:, :6] -= J[:, :6] @ K
         self._right(J, T)
