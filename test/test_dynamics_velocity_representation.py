@@ -495,3 +495,47 @@ def test_a_floating_closed_chain_changes_the_same_way(rep):
     assert_close(Mdot, fd, 1e-8, f"closed chain {rep} Mdot' vs finite differences")
     G = dyn.christoffel(q)
     assert_close(np.einsum("ijk,k->ij", G, v), C, TOL, f"closed chain {rep} Gamma' nu'")
+
+
+def test_the_node_converts_the_odometry_twist_and_publishes_in_the_representation():
+    from types import SimpleNamespace
+
+    from node_core_helpers import Core
+
+    from coriolis_ros.robots import robot_path
+
+    urdf = robot_path("quadruped12").read_text()
+    core = Core(urdf, root_joint="floating", velocity_representation="inertial")
+    dyn = Dynamics.from_urdf(urdf, root_joint="floating", velocity_representation="inertial")
+    joints = list(core.model.measured_names)
+    rng = np.random.default_rng(37)
+    t = 1_700_000_000_000_000_000
+    pose = np.array([3.0, -2.0, 0.4, 0.1, -0.2, 0.3, 0.9])
+    pose[3:] /= np.linalg.norm(pose[3:])
+    twist = rng.uniform(-0.5, 0.5, 6)  # odometry: the body twist (REP 105)
+    qj, vj = rng.uniform(-1, 1, len(joints)), rng.uniform(-1, 1, len(joints))
+    core.intake.odometry((t, "odom", dyn.root_link, pose, twist), 0.0)
+    core.joint_state(joints, qj, vj, stamp_ns=t)
+    _, fields = core.published[-1]
+    # the inertial twist, from Pinocchio's SE3: (R v_B - w x p, w) with w = R w_B
+    g = pin.XYZQUATToSE3(pose)
+    v_rep = np.concatenate((g.action @ twist, vj))
+    q = np.concatenate((pose, qj))
+    assert_close(fields["velocity"], v_rep, 1e-14, "published velocity")
+    M, Mdot, C = dyn.coriolis(q, v_rep)
+    assert_close(fields["coriolis_matrix"].reshape(C.shape), C, 1e-14, "published C'")
+    assert_close(fields["mass_matrix"].reshape(M.shape), M, 1e-14, "published M'")
+    assert_close(fields["coriolis_force"], C @ v_rep, 1e-12, "published C' nu'")
+    body_C = Dynamics.from_urdf(urdf, root_joint="floating").coriolis(q, v_rep)[2]
+    assert rel_err(C, body_C) > 1e-3
+    # a service request gives the base twist in the base frame too
+    request = SimpleNamespace(joint_names=joints, position=qj, velocity=vj, base_position=pose,
+                              base_velocity=twist, reference_velocity=[],
+                              reference_acceleration=[])  # fmt: skip
+    response = core.services.dynamics(request, SimpleNamespace())
+    assert response.success, response.message
+    assert_close(np.asarray(response.velocity), v_rep, 1e-14, "service velocity")
+    assert_close(np.asarray(response.coriolis_matrix).reshape(C.shape), C, 1e-14, "service C'")
+    # the momentum observer stays off, saying why
+    core = Core(urdf, root_joint="floating", velocity_representation="mixed", observer_enabled=True)
+    assert core.model.feed is None and "velocity_representation='body'" in core.log.text()
