@@ -5,6 +5,7 @@
     coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
                      [--urdf FILE] [--write-bag] [--plot] [--root-joint floating
                      [--odometry-topic /odom]]
+    coriolis-ros identify BAG [--urdf FILE] [-o PARAMS.json] [--window N] [--prior-weight W]
     coriolis-ros echo [TOPIC] [--once | --count N] [--field F...] [--format text|json]
     coriolis-ros call compute_dynamics|christoffel|reset_observer [--joint-names ...]
                       [--position ...] [--velocity ...]
@@ -22,6 +23,8 @@ symbols (n, n, n);
 *your* robot and exits 0 only if every residual is below its tolerance.
 ``bag`` computes every CoriolisState term for each joint state recorded in ROS 2 bags
 (sqlite3 or MCAP, no ROS installation needed; see :mod:`coriolis_ros.offline.bag`).
+``identify`` fits every body's inertial parameters to a bag's positions, velocities and
+efforts (:mod:`coriolis_ros.offline.identify`).
 ``echo``, ``call`` and ``plot`` talk to a running node (:mod:`coriolis_ros.node.tools`;
 they need rclpy, so not the ROS-free pip install), for users without the ``ros2`` command.
 Exit codes: 0 success, 1 a check failed or a bag could not be processed (the others
@@ -44,6 +47,7 @@ from coriolis_ros.dynamics.budgets import (
     christoffel_refusal,
 )
 from coriolis_ros.messages import STATE_FIELDS
+from coriolis_ros.offline import identify as identify_cli
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -102,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="YAML of geared rotors by joint: {joint: {gear_ratio, inertia: [ixx, iyy, izz, "
         "ixy, ixz, iyz], mass}} (docs/rotors.md)",
+    )
+    common.add_argument(
+        "--rotor-model",
+        choices=("exact", "armature"),
+        default="exact",
+        help="geared rotors as bodies of the tree (exact, default) or as N^2 I_axis added to "
+        "M's diagonal, without their gyroscopic terms (armature; docs/rotors.md)",
     )
     common.add_argument(
         "--independent-joints",
@@ -186,6 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bag.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    identify_cli.add_parser(sub)
     _ros_tool_parsers(sub)
     return parser
 
@@ -263,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "bag":
         return _bag(args)
+    if args.command == "identify":
+        return identify_cli.run(args)
     if args.command in ROS_TOOLS:
         return _ros_tool(args)
     from coriolis_ros.dynamics import Dynamics, URDFError
@@ -275,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             gravity=args.gravity,
             root_joint=args.root_joint,
             rotors=rotors,
+            rotor_model=args.rotor_model,
             independent_joints=args.independent_joints,
             max_dof=args.max_dof,
             max_christoffel_bytes=args.max_christoffel_bytes,

@@ -746,7 +746,7 @@ def test_demo_runs_for_duration_and_exits_cleanly(
 ):
     domain_id, env = ros_domain_env
     proc = subprocess.run(
-        _demo_command("--robot", name, "--duration", "8"),
+        _demo_command("--robot", name, "--duration", "10"),
         cwd=tmp_path,
         env=env,
         stdin=subprocess.DEVNULL,

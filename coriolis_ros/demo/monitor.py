@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        node = rclpy.create_node(NODE_NAME)
+        node = rclpy.create_node(NODE_NAME, enable_rosout=False)  # see demo/teardown.py
         stats = MonitorStats(time.time_ns())
         best_effort = QoSProfile(
             history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.BEST_EFFORT

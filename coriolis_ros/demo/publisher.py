@@ -112,7 +112,9 @@ def main(argv=None) -> int:
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        node = rclpy.create_node(NODE_NAME)
+        # no /rosout publisher: a log call then publishes nothing, so no DDS call can block
+        # between the end of the loop and the exit (see demo/teardown.py)
+        node = rclpy.create_node(NODE_NAME, enable_rosout=False)
         latched = QoSProfile(
             history=HistoryPolicy.KEEP_LAST,
             depth=1,
@@ -136,7 +138,7 @@ def main(argv=None) -> int:
             f"joints on joint_states at {args.rate:g} Hz"
         )
         _run_loop(node, states_pub, trajectory, args.rate, args.duration, stop, JointState)
-        node.get_logger().info("stopping")
+        print(f"[{NODE_NAME}] stopping", flush=True)
     except BaseException:
         traceback.print_exc()
         exit_without_ros_teardown(1)

@@ -7,7 +7,10 @@ while it holds the GIL, so no Python thread or timer can bound it: a watchdog th
 gets to run. The helpers therefore skip the teardown: they flush their output and leave with
 ``os._exit(0)``; the OS closes their sockets and the other participants drop them when
 their DDS lease expires. Nothing in a helper needs the teardown (they hold no files and write
-nothing after they stop). The coriolis node itself is not a helper and shuts down normally.
+nothing after they stop). For the same reason their nodes have no ``/rosout`` publisher and
+their last words are printed, not logged: a ROS log call publishes on ``/rosout``, and that
+publish, made as the peers go away, was seen to block the same way. The coriolis node itself
+is not a helper and shuts down normally.
 """
 
 from __future__ import annotations

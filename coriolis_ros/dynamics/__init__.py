@@ -9,6 +9,7 @@ See :class:`Dynamics` for the whole API.
 
 from .adaptive import AdaptiveController
 from .api import Dynamics
+from .identification import Identification, identify
 from .model import Model
 from .numba_cache import cache_dir
 from .observer import MomentumObserver
@@ -18,10 +19,12 @@ from .urdf_model import URDFError, model_from_urdf
 __all__ = [
     "AdaptiveController",
     "Dynamics",
+    "Identification",
     "Model",
     "MomentumObserver",
     "URDFError",
     "URDFInertiaWarning",
+    "identify",
     "model_from_urdf",
     "cache_dir",
 ]

@@ -121,6 +121,7 @@ class Dynamics:
         independent_joints: Sequence[str] | None = None,
         max_dof: int = _budgets.DEFAULT_MAX_DOF,
         max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
+        rotor_model: str = "exact",
         velocity_representation: str = _velrep.DEFAULT,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
@@ -145,6 +146,9 @@ class Dynamics:
         body of the tree whose joint follows its link's, q_rotor = N q_link: not a coordinate
         (:attr:`tree_joint_names` lists it, :attr:`joint_names` does not), and every output
         includes its inertia and gyroscopic terms (see :mod:`coriolis_ros.dynamics.couplings`).
+        ``rotor_model="armature"`` replaces each rotor by N^2 I_axis on M's diagonal and its
+        mass and transverse inertia welded to its parent, leaving out the gyroscopic terms
+        (:mod:`coriolis_ros.dynamics.armature`); an unknown value is a ``ValueError``.
 
         Closed loops: the URDF's ``<loop>`` elements (:mod:`coriolis_ros.dynamics.loops`).  The
         coordinates are then ``independent_joints`` (tree joints; default: the joints'
@@ -165,7 +169,9 @@ class Dynamics:
         """
         _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
         _velrep.check(velocity_representation, root_joint)
-        model = model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors, max_dof)
+        model = model_from_urdf(
+            urdf, gravity, root_joint, mimic, locked_joints, rotors, max_dof, rotor_model
+        )
         return Dynamics(model, max_christoffel_bytes, independent_joints, velocity_representation)
 
     def clone(self) -> Dynamics:

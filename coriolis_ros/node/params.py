@@ -120,6 +120,15 @@ PARAMETERS = (
         constraints="empty or a readable file",
     ),
     ParamSpec(
+        "rotor_model",
+        "exact",
+        "Geared rotors (rotors_file, or <coupling> in the URDF). exact: each rotor is a body of "
+        "the tree, its gyroscopic terms included. armature: each adds N^2 I_axis to the mass "
+        "matrix's diagonal and its mass to its parent link, without the gyroscopic terms.",
+        read_only=True,
+        constraints="exact or armature",
+    ),
+    ParamSpec(
         "mimic_tolerance",
         1e-3,
         "mimic: follow. A mimic joint's value in joint_states that differs from multiplier * "
@@ -292,6 +301,7 @@ EXECUTORS = ("events", "single")
 ROOT_JOINTS = ("fixed", "floating", "planar")
 MIMIC_MODES = ("follow", "independent")
 VELOCITY_REPRESENTATIONS = ("body", "mixed", "inertial")
+ROTOR_MODELS = ("exact", "armature")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
@@ -340,6 +350,10 @@ def validate(name: str, value) -> str | None:
                 f"velocity_representation must be one of {', '.join(VELOCITY_REPRESENTATIONS)}, "
                 f"got {value!r}"
             )
+        return None
+    if name == "rotor_model":
+        if value not in ROTOR_MODELS:
+            return f"rotor_model must be one of {', '.join(ROTOR_MODELS)}, got {value!r}"
         return None
     if name == "root_joint":
         if value not in ROOT_JOINTS:

@@ -5,6 +5,7 @@
   ``CoriolisState`` term per joint state with the batched kernels, and writes ``.npz``,
   an optional bag of ``coriolis_ros/msg/CoriolisState`` messages and optional plots.
 * :mod:`coriolis_ros.offline.distributed` runs the same pure functions under Dask.
+* :mod:`coriolis_ros.offline.identify` fits the inertial parameters to a bag's efforts.
 
 ``pip install coriolis_ros[bag]`` (``rosbags``); ``[plot]`` for ``--plot``;
 ``[distributed]`` for Dask.
