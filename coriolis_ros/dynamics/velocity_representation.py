@@ -386,7 +386,8 @@ class VelocityRepresentation:
     def warmup(self) -> None:
         self.inner.warmup()
         q, v = self.inner.neutral(), np.zeros(self.nv)
-        self.coriolis(q, v)
+        self.coriolis(q, v)  # the compiled change of variables
+        self.coriolis_vectors(q, v)
 
     # ------------------------------------------------------------------ frames
 
