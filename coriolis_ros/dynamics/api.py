@@ -13,6 +13,7 @@ import numpy as np
 from . import batch as _batch
 from . import budgets as _budgets
 from . import parameters as _parameters
+from . import velocity_representation as _velrep
 from .closed_chain import METHODS as CLOSED_CHAIN_METHODS
 from .closed_chain import ClosedChain
 from .configuration import integrate as _integrate
@@ -53,11 +54,21 @@ class Dynamics:
         model: Model,
         max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
         independent_joints: Sequence[str] | None = None,
+        velocity_representation: str = _velrep.DEFAULT,
     ):
         limit = _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
         self.max_christoffel_bytes = limit
-        self._source = (model, limit, independent_joints)
+        rep = _velrep.check(velocity_representation, model.root_joint)
+        self._source = (model, limit, independent_joints, rep)
         self.closed = None  # the closed-chain reduction (dynamics.closed_chain), if any
+        self.velocity_representation = rep  # the floating base's (velocity_representation.py)
+        if rep != _velrep.DEFAULT:  # a body-representation Dynamics, changed by the variant's
+            inner = Dynamics(model, limit, independent_joints)
+            self.__dict__.update(inner.__dict__, _source=self._source, velocity_representation=rep)
+            variant = _velrep.VelocityRepresentation(rep, inner)
+            for name in _velrep.METHODS:
+                setattr(self, name, getattr(variant, name))
+            return
         if model.loops:
             tree_dynamics = Dynamics(dataclasses.replace(model, loops=()), limit)
             closed = ClosedChain(model, tree_dynamics, independent_joints)
@@ -111,6 +122,7 @@ class Dynamics:
         max_dof: int = _budgets.DEFAULT_MAX_DOF,
         max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
         rotor_model: str = "exact",
+        velocity_representation: str = _velrep.DEFAULT,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
 
@@ -148,12 +160,19 @@ class Dynamics:
         velocity rows (default 2048) is refused with a ``ValueError`` naming the count;
         :meth:`christoffel` refuses when its n^3 doubles exceed ``max_christoffel_bytes``
         (default 1 GiB, n = 512).
+
+        ``velocity_representation`` (floating base only): the base's velocity in v and every
+        result, ``"body"`` (default: its twist in the base frame), ``"mixed"`` (the base
+        origin's velocity and the angular velocity in world axes) or ``"inertial"`` (its
+        spatial twist in the world frame at the world origin); see
+        :mod:`coriolis_ros.dynamics.velocity_representation`.
         """
         _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
+        _velrep.check(velocity_representation, root_joint)
         model = model_from_urdf(
             urdf, gravity, root_joint, mimic, locked_joints, rotors, max_dof, rotor_model
         )
-        return Dynamics(model, max_christoffel_bytes, independent_joints)
+        return Dynamics(model, max_christoffel_bytes, independent_joints, velocity_representation)
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace and a copy
@@ -161,9 +180,18 @@ class Dynamics:
         if self.closed is not None:
             other = Dynamics(*self._source)
         else:
-            other = Dynamics(self.tree, self.max_christoffel_bytes)
+            other = Dynamics(self.tree, self.max_christoffel_bytes, None, self._source[3])
         other.engine.mf_store[:] = self.engine.mf_store
         return other
+
+    def velocity_from_body(self, q, v, out=None) -> np.ndarray:
+        """v (nv) in :attr:`velocity_representation`, from v whose floating base's rows are
+        its body twist (as odometry gives it); a copy of v in the body representation."""
+        return _velrep.identity(self.nq, self.nv, q, v, out)
+
+    def velocity_to_body(self, q, v, out=None) -> np.ndarray:
+        """The inverse of :meth:`velocity_from_body`."""
+        return _velrep.identity(self.nq, self.nv, q, v, out)
 
     # ------------------------------------------------------------------ closed loops
 

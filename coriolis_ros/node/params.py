@@ -71,6 +71,17 @@ PARAMETERS = (
         constraints="fixed, floating or planar",
     ),
     ParamSpec(
+        "velocity_representation",
+        "body",
+        "root_joint: floating. The base's velocity in every output (and in the published "
+        "velocity): body (the odometry twist, in the base frame), mixed (the base origin's "
+        "velocity and the angular velocity, world axes) or inertial (the base's spatial twist in "
+        "the world frame at its origin). Odometry and service requests still give the twist in "
+        "the base frame. Other root joints: body only.",
+        read_only=True,
+        constraints="body, mixed or inertial",
+    ),
+    ParamSpec(
         "mimic",
         "follow",
         "URDF mimic joints. follow: each follows its leader and every output is over the "
@@ -289,6 +300,7 @@ PARAMETERS = (
 EXECUTORS = ("events", "single")
 ROOT_JOINTS = ("fixed", "floating", "planar")
 MIMIC_MODES = ("follow", "independent")
+VELOCITY_REPRESENTATIONS = ("body", "mixed", "inertial")
 ROTOR_MODELS = ("exact", "armature")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
@@ -331,6 +343,13 @@ def validate(name: str, value) -> str | None:
     if name == "mimic":
         if value not in MIMIC_MODES:
             return f"mimic must be one of {', '.join(MIMIC_MODES)}, got {value!r}"
+        return None
+    if name == "velocity_representation":
+        if value not in VELOCITY_REPRESENTATIONS:
+            return (
+                f"velocity_representation must be one of {', '.join(VELOCITY_REPRESENTATIONS)}, "
+                f"got {value!r}"
+            )
         return None
     if name == "rotor_model":
         if value not in ROTOR_MODELS:
