@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import batch as _batch
 from . import parameters as _parameters
 
 # the input names of the Slotine-Li torque and regressor, for error messages
@@ -89,6 +90,33 @@ class ParameterMethods:
             status = self._retry(k, args, (3, 4), (out,))
         if status:
             self._fail(status, (q, qd), (out,))
+        return out
+
+    def regressor_batch(self, Q, V, QdR, QddR, out=None):
+        """Y (T, n, 10 bodies): :meth:`regressor` on every row of Q (T, nq), V, QdR and QddR
+        (T, nv); row t equals the single-state call, bitwise (see :meth:`coriolis_batch`)."""
+        self._tree_only("regressor_batch")
+        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
+        V = _batch.rows(V, "V", self.nv)
+        QdR = _batch.rows(QdR, "QdR", self.nv)
+        QddR = _batch.rows(QddR, "QddR", self.nv)
+        T = _batch.same_rows({"Q": Q, "V": V, "QdR": QdR, "QddR": QddR})
+        (out,) = _batch.outputs(out, [(T, self.nv, 10 * len(self.parameter_joints))])
+        E = self.engine.link_rotations
+        args = [self._mf, E, self._gravity, Q, V, QdR, QddR, *_batch.workspaces(self.engine), out]
+        _batch.launch(self.engine, "regressor", args, ("Q", "V", "QdR", "QddR"))
+        return out
+
+    def energy_regressor_batch(self, Q, V, out=None):
+        """(T, 2, 10 bodies): :meth:`energy_regressor` on every row of Q (T, nq) and V (T, nv)."""
+        self._tree_only("energy_regressor_batch")
+        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
+        V = _batch.rows(V, "V", self.nv)
+        T = _batch.same_rows({"Q": Q, "V": V})
+        (out,) = _batch.outputs(out, [(T, 2, 10 * len(self.parameter_joints))])
+        E = self.engine.link_rotations
+        args = [self._mf, E, self._gravity, Q, V, *_batch.workspaces(self.engine), out]
+        _batch.launch(self.engine, "energy_regressor", args, ("Q", "V"))
         return out
 
     def _tree_only(self, method: str) -> None:

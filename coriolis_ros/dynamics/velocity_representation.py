@@ -84,6 +84,8 @@ METHODS = (
     "external_wrench",
     "regressor",
     "energy_regressor",
+    "regressor_batch",
+    "energy_regressor_batch",
 )
 
 
@@ -481,6 +483,16 @@ class VelocityRepresentation:
 
     def gravity_batch(self, Q, out=None):
         return self._batch(self.gravity, [(Q, self.nq, "Q")], [(self.nv,)], out)
+
+    def regressor_batch(self, Q, V, QdR, QddR, out=None):
+        n, p = self.nv, 10 * len(self.inner.parameter_joints)
+        args = [(Q, self.nq, "Q"), (V, n, "V"), (QdR, n, "QdR"), (QddR, n, "QddR")]
+        return self._batch(self.regressor, args, [(n, p)], out)
+
+    def energy_regressor_batch(self, Q, V, out=None):
+        p = 10 * len(self.inner.parameter_joints)
+        args = [(Q, self.nq, "Q"), (V, self.nv, "V")]
+        return self._batch(self.energy_regressor, args, [(2, p)], out)
 
     def warmup_batch(self) -> None:
         self.inner.warmup_batch()
