@@ -4,7 +4,10 @@
 #   make test     setup if needed, install, ruff check, pytest on test/ against the installed copy
 #   make demo     setup if needed, install, run python -m coriolis_ros.demo
 #   make demo-passivity  closed loop: the robot in MuJoCo, Slotine-Li, a push, the node's observer;
-#                 writes docs/closed_loop.png and docs/closed_loop.json (DEMO_ARGS to change)
+#                 writes docs/closed_loop.png and docs/closed_loop.json (DEMO_ARGS to change);
+#                 then the adaptive controller from parameters 50 % wrong, no push, against
+#                 Slotine-Li with fixed parameters: docs/closed_loop_adaptive.png and .json
+#                 (ADAPTIVE_ARGS to change)
 #   make run URDF=robot.urdf [ARGS='-p update_rate:=500.0']
 #                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
@@ -19,6 +22,9 @@ PYTEST_ARGS ?= test
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
 DEMO_ARGS ?= --output docs/closed_loop.png --summary docs/closed_loop.json
+ADAPTIVE_ARGS ?= --controller adaptive --parameter-error 0.5 --duration 6 \
+	--push-start 1000 --push-end -1 \
+	--output docs/closed_loop_adaptive.png --summary docs/closed_loop_adaptive.json
 
 .PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean
 
@@ -41,6 +47,7 @@ demo: setup
 demo-passivity: setup
 	@mkdir -p docs
 	scripts/run.sh python -m coriolis_ros.demo.passivity $(DEMO_ARGS)
+	scripts/run.sh python -m coriolis_ros.demo.passivity $(ADAPTIVE_ARGS)
 
 # The node on a URDF file, in the venv. ROS_DOMAIN_ID: yours if set (set it to reach the node from
 # another shell), else scripts/run.sh derives one from its pid.

@@ -17,6 +17,10 @@ then ``np.einsum('ai,bj,ck,abc->ijk', A, A, A, Γ, optimize=True)``, both parts 
 q14 and v14 = A q̇ are computed once, outside the timing.  Both of ours are checked against the
 route (max |ours - route| / max |route| ≤ 1e-9, asserted) before timing.
 
+Tables 1 and 3 also time the same rotors as an armature (``rotor_model="armature"``: N² I_axis
+on M's diagonal, docs/rotors.md), which runs on the same coupled tree (one massless spin row per
+rotor, hung from the world), so it is timed, not assumed, to cost about what the exact rotors do.
+
 Table 3, the bundled quadruped (``quadruped12``, floating base, nv = 18) without rotors and with
 12 datasheet rotors (``rotors={joint: {gear_ratio, inertia, mass}}``: ratio 6 at the hips, 9 at
 the knees, inertia [3.3e-5, 6.3e-5, 3.3e-5, 0, 0, 0] kg m², mass 0.055 kg): our C and Γ, ratio.
@@ -118,8 +122,9 @@ def bench_arm(settings: bl.Settings) -> dict:
     path = robot_path("arm7_rotors")
     plain = Dynamics.from_urdf(robot_path("arm7"))
     geared = Dynamics.from_urdf(path)
-    plain.warmup()
-    geared.warmup()
+    armature = Dynamics.from_urdf(path, rotor_model="armature")
+    for dyn in (plain, geared, armature):
+        dyn.warmup()
     if plain.joint_names != geared.joint_names:
         raise RuntimeError("arm7 and arm7_rotors have different joint_names")
     n = geared.nv
@@ -146,10 +151,11 @@ def bench_arm(settings: bl.Settings) -> dict:
     assert err_G <= REL_TOL, f"arm7_rotors Γ vs the Pinocchio route: rel. error {err_G:.1e}"
 
     ns = {
-        "plain": plain, "geared": geared, "q": q, "qd": qd,
+        "plain": plain, "geared": geared, "armature": armature, "q": q, "qd": qd,
         "c0": tuple(np.empty((n, n)) for _ in range(3)),
         "c1": tuple(np.empty((n, n)) for _ in range(3)),
-        "g0": np.empty((n, n, n)), "g1": np.empty((n, n, n)),
+        "c2": tuple(np.empty((n, n)) for _ in range(3)),
+        "g0": np.empty((n, n, n)), "g1": np.empty((n, n, n)), "g2": np.empty((n, n, n)),
         "pin": pin, "model": robot.model, "data": robot.data, "qp": qp, "vp": vp, "A": A,
         "eye": eye, "G14": G14, "route": pin_gamma_route,
     }  # fmt: skip
@@ -158,6 +164,8 @@ def bench_arm(settings: bl.Settings) -> dict:
         "C1": "geared.coriolis(q, qd, out=c1)",
         "G0": "plain.christoffel(q, out=g0)",
         "G1": "geared.christoffel(q, out=g1)",
+        "C2": "armature.coriolis(q, qd, out=c2)",
+        "G2": "armature.christoffel(q, out=g2)",
         "pC": "A.T @ pin.computeCoriolisMatrix(model, data, qp, vp) @ A",
         "pG": "route(pin, model, data, qp, eye, G14, A)",
     }
@@ -188,24 +196,30 @@ def bench_quadruped(settings: bl.Settings) -> dict:
     text = robot_urdf("quadruped12")
     plain = Dynamics.from_urdf(text, root_joint="floating")
     geared = Dynamics.from_urdf(text, root_joint="floating", rotors=QUADRUPED_ROTORS)
-    plain.warmup()
-    geared.warmup()
+    armature = Dynamics.from_urdf(
+        text, root_joint="floating", rotors=QUADRUPED_ROTORS, rotor_model="armature"
+    )
+    for dyn in (plain, geared, armature):
+        dyn.warmup()
     if plain.position_names != geared.position_names:
         raise RuntimeError("quadruped12 with and without rotors: different coordinates")
     n = geared.nv
     rng = np.random.default_rng(12)
     q, qd = floating_configuration(geared, rng), rng.normal(0.0, 1.0, n)
     ns = {
-        "plain": plain, "geared": geared, "q": q, "qd": qd,
+        "plain": plain, "geared": geared, "armature": armature, "q": q, "qd": qd,
         "c0": tuple(np.empty((n, n)) for _ in range(3)),
         "c1": tuple(np.empty((n, n)) for _ in range(3)),
-        "g0": np.empty((n, n, n)), "g1": np.empty((n, n, n)),
+        "c2": tuple(np.empty((n, n)) for _ in range(3)),
+        "g0": np.empty((n, n, n)), "g1": np.empty((n, n, n)), "g2": np.empty((n, n, n)),
     }  # fmt: skip
     stmts = {
         "C0": "plain.coriolis(q, qd, out=c0)",
         "C1": "geared.coriolis(q, qd, out=c1)",
         "G0": "plain.christoffel(q, out=g0)",
         "G1": "geared.christoffel(q, out=g1)",
+        "C2": "armature.coriolis(q, qd, out=c2)",
+        "G2": "armature.christoffel(q, out=g2)",
     }
     timings = bl.measure_group({k: (s, ns) for k, s in stmts.items()}, settings)
     return {"nv": n, "n_tree": len(geared.tree_joint_names), **timings}
@@ -216,10 +230,12 @@ def bench_quadruped(settings: bl.Settings) -> dict:
 
 def rotor_table(res: dict, without: str, with_: str, markdown: bool) -> str:
     headers = ["call", f"{without} (med / min)", f"{with_} (med / min)",
-               "rotors / no rotors (med)"]
+               "rotors / no rotors (med)", "armature (med / min)", "armature / no rotors (med)"]
     rows = []
-    for call, a, b in (("coriolis (M, Ṁ, C)", "C0", "C1"), ("christoffel (Γ)", "G0", "G1")):
-        rows.append([call, res[a].fmt(), res[b].fmt(), ratio(res[b].median / res[a].median)])
+    for call, a, b, c in (("coriolis (M, Ṁ, C)", "C0", "C1", "C2"),
+                          ("christoffel (Γ)", "G0", "G1", "G2")):
+        rows.append([call, res[a].fmt(), res[b].fmt(), ratio(res[b].median / res[a].median),
+                     res[c].fmt(), ratio(res[c].median / res[a].median)])
     return bl.table(headers, rows, markdown)
 
 

@@ -108,6 +108,13 @@ def _parser() -> argparse.ArgumentParser:
         "ixy, ixz, iyz], mass}} (docs/rotors.md)",
     )
     common.add_argument(
+        "--rotor-model",
+        choices=("exact", "armature"),
+        default="exact",
+        help="geared rotors as bodies of the tree (exact, default) or as N^2 I_axis added to "
+        "M's diagonal, without their gyroscopic terms (armature; docs/rotors.md)",
+    )
+    common.add_argument(
         "--independent-joints",
         nargs="+",
         metavar="JOINT",
@@ -282,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             gravity=args.gravity,
             root_joint=args.root_joint,
             rotors=rotors,
+            rotor_model=args.rotor_model,
             independent_joints=args.independent_joints,
             max_dof=args.max_dof,
             max_christoffel_bytes=args.max_christoffel_bytes,

@@ -221,15 +221,16 @@ class MujocoRobot:
         if body is not None:
             d.xfrc_applied[self.body_id(body), :3] = np.asarray(force, dtype=np.float64)
         before = self._instabilities()
+        start = float(d.time)  # MuJoCo's reset of a diverged state also resets its clock
         self._mj.mj_step(self.model, d)
         self._mj.mj_forward(self.model, d)
         if self._instabilities() != before or not (
             np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))
         ):
             raise ValueError(
-                f"the MuJoCo simulation diverged at t = {d.time:.6g} s (NaN, Inf or huge q, "
-                "q̇ or q̈; MuJoCo resets the state then): the controller or the push is "
-                "unstable at this step size"
+                f"the MuJoCo simulation diverged in the step from t = {start:.6g} s (NaN, Inf "
+                "or huge q, q̇ or q̈; MuJoCo resets the state then): the controller or the push "
+                "is unstable at this step size"
             )
 
     def _instabilities(self) -> int:

@@ -16,7 +16,10 @@ Order: the runner warms up the library (Numba's on-disk cache), starts the node 
 its ``compute_dynamics`` service answers (model ready), then starts the controller and the
 plant; the plant waits for its peers, runs ``--duration`` simulated seconds and exits; then the
 runner stops the others (SIGINT), reads the logs, and writes the PNG (``--output``) and the
-summary (``--summary``, JSON; also printed).  Exit status 0 on success, 1 when a process
+summary (``--summary``, JSON; also printed).  With ``--controller adaptive`` the PNG compares
+this run with Slotine–Li on fixed parameters, the true ones and the scenario's wrong ones
+(``--parameter-error``), run in-process (:mod:`coriolis_ros.demo.passivity_compare`), and the
+summary adds those numbers under ``comparison``.  Exit status 0 on success, 1 when a process
 failed, 2 for bad arguments.  Environment as for ``python -m coriolis_ros.demo``
 (:func:`coriolis_ros.demo.run.demo_environment`).
 """
@@ -326,8 +329,18 @@ def main(argv=None) -> int:
         node_log,
         args.observer_gain,
     )
-    analysis.plot(result, scenario, args.output)
     summary = result["summary"]
+    if scenario.controller == "adaptive":
+        # the picture: this run against Slotine-Li with fixed parameters, right and wrong
+        from coriolis_ros.demo import passivity_compare
+
+        comparison = passivity_compare.compare(
+            scenario, args.duration, (dict(np.load(plant_log)), dict(np.load(ctrl_log)))
+        )
+        passivity_compare.plot(comparison, args.output)
+        summary["comparison"] = comparison["summary"]
+    else:
+        analysis.plot(result, scenario, args.output)
     summary["png"] = str(args.output)
     text = json.dumps(summary, indent=2)
     print(text, flush=True)

@@ -36,7 +36,8 @@ def simulate(scenario, duration: float, dt: float = 1e-3, delay_steps: int = 1):
     step k is applied from step k + ``delay_steps`` on (zero before), as the ROS loop does (one
     step) when the controller answers within one period; ``delay_steps`` 0 is the ideal
     continuous-time controller sampled at dt.  Returns (plant log, controller log), like the
-    processes write them (stamps start at 0)."""
+    processes write them (stamps start at 0; the controller's ``log_row()`` as
+    ``controller_<key>``)."""
     from coriolis_ros.demo.passivity_controller import make_controller
     from coriolis_ros.demo.passivity_plant import MujocoPlant
 
@@ -73,6 +74,12 @@ def simulate(scenario, duration: float, dt: float = 1e-3, delay_steps: int = 1):
         ctrl_log["e"][i] = controller.e
         ctrl_log["s"][i] = controller.s
         ctrl_log["tau"][i] = command
+        if hasattr(controller, "log_row"):  # as the ROS process logs it
+            for key, value in controller.log_row().items():
+                name = f"controller_{key}"
+                if name not in ctrl_log:
+                    ctrl_log[name] = np.zeros((steps + 1, *np.shape(value)))
+                ctrl_log[name][i] = value
         pending.append(command)
         tau = pending.pop(0)
         plant_log["q"][i] = plant.q
@@ -236,6 +243,7 @@ def analyze(dyn, scenario, plant_log, ctrl_log, node_log=None, observer_gain=50.
         "dof": dyn.nv,
         "plant": "MuJoCo (RK4), built from the same URDF",
         "controller": scenario.controller,
+        "controller_parameter_error": scenario.parameter_error,
         "duration_s": end,
         "push": {
             "description": scenario.push_description(dyn),
@@ -276,6 +284,13 @@ def analyze(dyn, scenario, plant_log, ctrl_log, node_log=None, observer_gain=50.
             summary["commands_missed" if key == "missed" else "wall_clock_s"] = float(
                 plant_log[key]
             )
+    if "compute_s" in ctrl_log and len(ctrl_log["compute_s"]):  # the ROS controller's ticks
+        us = ctrl_log["compute_s"] * 1e6
+        summary["controller_tick_us"] = {
+            "p50": float(np.percentile(us, 50)),
+            "p99": float(np.percentile(us, 99)),
+            "max": float(us.max()),
+        }
     if "command_age_ns" in plant_log:
         age = plant_log["command_age_ns"]
         age = age[age >= 0] * 1e-6

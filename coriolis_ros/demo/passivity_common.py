@@ -16,6 +16,12 @@ time but joint states and torques.
 * Gains: Λ = ``lam`` (1/s) on every joint; K = ``kappa`` · M(q) (see
   :mod:`coriolis_ros.demo.passivity_controller` for why), so the sliding variable s decays
   with the time constant 1/kappa in every direction.
+* The controller's model: the URDF's inertial parameters, or, with ``parameter_error`` ε > 0,
+  every body's ten parameters (mass, first moment, inertia) multiplied by 1 + ε or 1 − ε, the
+  sign drawn per body from ``parameter_seed`` (:meth:`Scenario.parameter_factors`; a positive
+  factor keeps every body physically consistent).  The plant (MuJoCo) and the coriolis node
+  keep the URDF's: the controller alone is wrong.  ``adapt_gain`` is γ of the adaptive
+  controller (:mod:`coriolis_ros.demo.passivity_adaptive`).
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ DEFAULTS = {
     "lam": 10.0,
     "kappa": 30.0,
     "controller": "slotine_li",
+    "parameter_error": 0.0,
+    "parameter_seed": 3,
+    "adapt_gain": 50.0,
 }
 
 
@@ -169,6 +178,25 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
         help="controller of the loop, a name registered in passivity_controller.CONTROLLERS "
         "(default %(default)s)",
     )
+    parser.add_argument(
+        "--parameter-error",
+        type=float,
+        default=d["parameter_error"],
+        help="the controller's model: every body's inertial parameters x (1 +- this), the "
+        "sign drawn per body from --parameter-seed (default %(default)s: the URDF's)",
+    )
+    parser.add_argument(
+        "--parameter-seed",
+        type=int,
+        default=d["parameter_seed"],
+        help="seed of the per-body signs of --parameter-error (default %(default)s)",
+    )
+    parser.add_argument(
+        "--adapt-gain",
+        type=float,
+        default=d["adapt_gain"],
+        help="gamma of the adaptive controller's P, every body (default %(default)s)",
+    )
 
 
 def scenario_argv(args) -> list[str]:
@@ -199,6 +227,9 @@ class Scenario:
     lam: float = DEFAULTS["lam"]
     kappa: float = DEFAULTS["kappa"]
     controller: str = DEFAULTS["controller"]
+    parameter_error: float = DEFAULTS["parameter_error"]
+    parameter_seed: int = DEFAULTS["parameter_seed"]
+    adapt_gain: float = DEFAULTS["adapt_gain"]
 
     def __post_init__(self):
         object.__setattr__(self, "push_force", parse_force(self.push_force))
@@ -208,6 +239,10 @@ class Scenario:
                 raise ValueError(f"{name} must be positive and finite, got {value}")
         if not 0 < self.margin < 1:
             raise ValueError(f"margin must be in (0, 1), got {self.margin}")
+        if not 0 <= self.parameter_error < 1:  # also NaN
+            raise ValueError(f"parameter_error must be in [0, 1), got {self.parameter_error}")
+        if not (math.isfinite(self.adapt_gain) and self.adapt_gain >= 0):
+            raise ValueError(f"adapt_gain must be finite and >= 0, got {self.adapt_gain}")
 
     @classmethod
     def from_args(cls, args) -> Scenario:
@@ -225,6 +260,9 @@ class Scenario:
             lam=args.lam,
             kappa=args.kappa,
             controller=args.controller,
+            parameter_error=args.parameter_error,
+            parameter_seed=args.parameter_seed,
+            adapt_gain=args.adapt_gain,
         )
 
     def urdf(self) -> str:
@@ -236,6 +274,27 @@ class Scenario:
         from coriolis_ros.dynamics import Dynamics
 
         return Dynamics.from_urdf(self.urdf())
+
+    def parameter_factors(self, dyn) -> np.ndarray:
+        """One factor per body of ``dyn.parameter_links``: 1 ± ``parameter_error``, the signs
+        drawn from ``parameter_seed`` (all ones without an error)."""
+        nb = len(dyn.parameter_links)
+        signs = np.random.default_rng(self.parameter_seed).choice([-1.0, 1.0], nb)
+        return 1.0 + self.parameter_error * signs
+
+    def controller_parameters(self, dyn) -> np.ndarray:
+        """The inertial parameters the controller starts from: ``dyn``'s, each body's ten
+        scaled by :meth:`parameter_factors`."""
+        return dyn.inertial_parameters() * np.repeat(self.parameter_factors(dyn), 10)
+
+    def controller_model(self, dyn):
+        """``dyn`` itself without a parameter error, else a clone holding
+        :meth:`controller_parameters`."""
+        if self.parameter_error == 0:
+            return dyn
+        model = dyn.clone()
+        model.set_inertial_parameters(self.controller_parameters(dyn))
+        return model
 
     def reference(self, dyn=None) -> Reference:
         """q_d(t) and its derivatives, in ``dyn.joint_names`` order (default: the URDF's)."""

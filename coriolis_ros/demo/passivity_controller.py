@@ -22,15 +22,17 @@ the wrist's coupled inertia is far smaller than its diagonal suggests: it diverg
 K = κ M(q), M⁻¹ K = κ I exactly, at every configuration.
 
 Other controllers (the hook): :data:`CONTROLLERS` maps the scenario's ``--controller`` name
-to a factory ``factory(dyn, reference, scenario) -> controller``; :func:`make_controller` is
+(``slotine_li``, ``adaptive``: :mod:`coriolis_ros.demo.passivity_adaptive`) to a factory
+``factory(dyn, reference, scenario) -> controller``; :func:`make_controller` is
 what the ROS process and :func:`coriolis_ros.demo.passivity_analysis.simulate` call.  A
 controller provides ``torque(t, q, qd) -> τ`` (an array it may overwrite on the next call) and
 the attributes ``e``, ``s`` (the last call's tracking error and sliding variable, nv each); it
 may provide ``log_row() -> dict[str, ndarray]`` (fixed shapes), logged per answered state next to
-τ (for an adaptive controller: its parameter estimate π̂).  ``dyn`` is the nominal model the
-controller is given (the plant's truth is MuJoCo's); an adaptive controller starting from wrong
-parameters registers itself with :func:`register_controller` and takes its own options from
-the scenario.  The analysis's energy balance (V = ½ sᵀ M s with the true M) holds for any
+τ (for an adaptive controller: its parameter estimate π̂), and ``reset()``, called after the
+warm-up call.  ``dyn`` is the nominal model the
+controller is given (the plant's truth is MuJoCo's): with ``--parameter-error`` its inertial
+parameters are wrong (:meth:`~coriolis_ros.demo.passivity_common.Scenario.controller_model`),
+for every controller.  The analysis's energy balance (V = ½ sᵀ M s with the true M) holds for any
 controller; for an adaptive one its storage adds ½ π̃ᵀ P⁻¹ π̃, which only the controller knows.
 
 ROS process (``python -m coriolis_ros.demo.passivity_controller``, node
@@ -101,10 +103,17 @@ class SlotineLiController:
         return self._tau
 
 
+def _adaptive(dyn, reference, scenario):
+    from coriolis_ros.demo.passivity_adaptive import AdaptiveSlotineLi
+
+    return AdaptiveSlotineLi(dyn, reference, scenario)
+
+
 CONTROLLERS = {
     "slotine_li": lambda dyn, reference, scenario: SlotineLiController(
         dyn, reference, scenario.lam, scenario.kappa
     ),
+    "adaptive": _adaptive,
 }
 
 
@@ -117,14 +126,15 @@ def register_controller(name: str, factory) -> None:
 
 
 def make_controller(dyn, reference, scenario):
-    """The controller named by ``scenario.controller`` (:data:`CONTROLLERS`)."""
+    """The controller named by ``scenario.controller`` (:data:`CONTROLLERS`), given the model
+    ``scenario.controller_model(dyn)`` (``dyn`` with the scenario's parameter error)."""
     try:
         factory = CONTROLLERS[scenario.controller]
     except KeyError:
         raise ValueError(
             f"unknown controller {scenario.controller!r} (known: {', '.join(sorted(CONTROLLERS))})"
         ) from None
-    return factory(dyn, reference, scenario)
+    return factory(scenario.controller_model(dyn), reference, scenario)
 
 
 def _positive(value, n: int, name: str) -> np.ndarray:
@@ -232,6 +242,8 @@ def main(argv=None) -> int:
         controller = make_controller(dyn, reference, scenario)
         dyn.warmup()
         controller.torque(0.0, reference.position(0.0), reference.velocity(0.0))  # warm up
+        if hasattr(controller, "reset"):  # an adaptive one forgets the warm-up call
+            controller.reset()
     except ValueError as exc:
         print(f"{NODE_NAME}: error: {exc}", file=sys.stderr)
         return 2
@@ -262,7 +274,7 @@ def main(argv=None) -> int:
         node.create_subscription(JointState, "joint_states", loop.on_state, states_qos)
         node.get_logger().info(
             f"{scenario.controller} on {dyn.name}: Lambda {scenario.lam:g} 1/s, "
-            f"K = {scenario.kappa:g} M(q) 1/s"
+            f"K = {scenario.kappa:g} M(q) 1/s, parameter error {scenario.parameter_error:g}"
         )
         try:
             rclpy.spin(node)

@@ -2,33 +2,31 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from functools import cached_property
 
 import numpy as np
 
-from . import batch as _batch
 from . import budgets as _budgets
-from . import parameters as _parameters
+from . import velocity_representation as _velrep
 from .closed_chain import METHODS as CLOSED_CHAIN_METHODS
+from .api_batches import BatchMethods
+from .api_frames import FrameMethods
+from .api_parameters import SLOTINE_LI_INPUTS, ParameterMethods
 from .closed_chain import ClosedChain
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
 from .engine import Engine
-from .frames import FrameAlgorithms
 from .kernels.kinematics import MAX_ABS
 from .kernels.safeea import is_serial_chain
 from .model import Model
 from .urdf_model import DEFAULT_GRAVITY, model_from_urdf
 
 _TIMES_NAMES = ("q", "qd", "x")
-_SLOTINE_LI_NAMES = ("q", "qd", "qd_ref", "qdd_ref")
 
 
-class Dynamics:
+class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
     """Rigid-body dynamics of one robot: M, Mdot, C (Algorithm 1), Gamma (Algorithm 2), g, RNEA;
     in O(N) without forming C: C qd, C^T qd, M qd, C x and the Slotine-Li torque.
 
@@ -53,11 +51,21 @@ class Dynamics:
         model: Model,
         max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
         independent_joints: Sequence[str] | None = None,
+        velocity_representation: str = _velrep.DEFAULT,
     ):
         limit = _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
         self.max_christoffel_bytes = limit
-        self._source = (model, limit, independent_joints)
+        rep = _velrep.check(velocity_representation, model.root_joint)
+        self._source = (model, limit, independent_joints, rep)
         self.closed = None  # the closed-chain reduction (dynamics.closed_chain), if any
+        self.velocity_representation = rep  # the floating base's (velocity_representation.py)
+        if rep != _velrep.DEFAULT:  # a body-representation Dynamics, changed by the variant's
+            inner = Dynamics(model, limit, independent_joints)
+            self.__dict__.update(inner.__dict__, _source=self._source, velocity_representation=rep)
+            variant = _velrep.VelocityRepresentation(rep, inner)
+            for name in _velrep.METHODS:
+                setattr(self, name, getattr(variant, name))
+            return
         if model.loops:
             tree_dynamics = Dynamics(dataclasses.replace(model, loops=()), limit)
             closed = ClosedChain(model, tree_dynamics, independent_joints)
@@ -110,6 +118,8 @@ class Dynamics:
         independent_joints: Sequence[str] | None = None,
         max_dof: int = _budgets.DEFAULT_MAX_DOF,
         max_christoffel_bytes: int = _budgets.DEFAULT_MAX_CHRISTOFFEL_BYTES,
+        rotor_model: str = "exact",
+        velocity_representation: str = _velrep.DEFAULT,
     ) -> Dynamics:
         """Build from a URDF XML string or a file path; ``URDFError`` if it is unusable.
 
@@ -133,6 +143,9 @@ class Dynamics:
         body of the tree whose joint follows its link's, q_rotor = N q_link: not a coordinate
         (:attr:`tree_joint_names` lists it, :attr:`joint_names` does not), and every output
         includes its inertia and gyroscopic terms (see :mod:`coriolis_ros.dynamics.couplings`).
+        ``rotor_model="armature"`` replaces each rotor by N^2 I_axis on M's diagonal and its
+        mass and transverse inertia welded to its parent, leaving out the gyroscopic terms
+        (:mod:`coriolis_ros.dynamics.armature`); an unknown value is a ``ValueError``.
 
         Closed loops: the URDF's ``<loop>`` elements (:mod:`coriolis_ros.dynamics.loops`).  The
         coordinates are then ``independent_joints`` (tree joints; default: the joints'
@@ -144,10 +157,19 @@ class Dynamics:
         velocity rows (default 2048) is refused with a ``ValueError`` naming the count;
         :meth:`christoffel` refuses when its n^3 doubles exceed ``max_christoffel_bytes``
         (default 1 GiB, n = 512).
+
+        ``velocity_representation`` (floating base only): the base's velocity in v and every
+        result, ``"body"`` (default: its twist in the base frame), ``"mixed"`` (the base
+        origin's velocity and the angular velocity in world axes) or ``"inertial"`` (its
+        spatial twist in the world frame at the world origin); see
+        :mod:`coriolis_ros.dynamics.velocity_representation`.
         """
         _budgets.check_limit(max_christoffel_bytes, "max_christoffel_bytes")
-        model = model_from_urdf(urdf, gravity, root_joint, mimic, locked_joints, rotors, max_dof)
-        return Dynamics(model, max_christoffel_bytes, independent_joints)
+        _velrep.check(velocity_representation, root_joint)
+        model = model_from_urdf(
+            urdf, gravity, root_joint, mimic, locked_joints, rotors, max_dof, rotor_model
+        )
+        return Dynamics(model, max_christoffel_bytes, independent_joints, velocity_representation)
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace and a copy
@@ -155,9 +177,18 @@ class Dynamics:
         if self.closed is not None:
             other = Dynamics(*self._source)
         else:
-            other = Dynamics(self.tree, self.max_christoffel_bytes)
+            other = Dynamics(self.tree, self.max_christoffel_bytes, None, self._source[3])
         other.engine.mf_store[:] = self.engine.mf_store
         return other
+
+    def velocity_from_body(self, q, v, out=None) -> np.ndarray:
+        """v (nv) in :attr:`velocity_representation`, from v whose floating base's rows are
+        its body twist (as odometry gives it); a copy of v in the body representation."""
+        return _velrep.identity(self.nq, self.nv, q, v, out)
+
+    def velocity_to_body(self, q, v, out=None) -> np.ndarray:
+        """The inverse of :meth:`velocity_from_body`."""
+        return _velrep.identity(self.nq, self.nv, q, v, out)
 
     # ------------------------------------------------------------------ closed loops
 
@@ -389,100 +420,11 @@ class Dynamics:
             )
         except TypeError:
             args = [self._mf, self._gravity, q, qd, qd_ref, qdd_ref, self._ws, out]
-            names = _SLOTINE_LI_NAMES
+            names = SLOTINE_LI_INPUTS
             status = self._retry(self._k.slotine_li, args, (2, 3, 4, 5), (out,), names)
         if status:
-            self._fail(status, (q, qd, qd_ref, qdd_ref), (out,), _SLOTINE_LI_NAMES)
+            self._fail(status, (q, qd, qd_ref, qdd_ref), (out,), SLOTINE_LI_INPUTS)
         return out
-
-    # ------------------------------------------------------------------ frames and task space
-    #
-    # Every URDF link is a frame (fixed-joint children included).  Jacobians are 6 x nv,
-    # linear rows first, in Pinocchio's reference frames: "local_world_aligned" (the velocity
-    # of the frame origin and the angular velocity, world axes), "local" (the same in the
-    # frame's axes) or "world" (the spatial velocity at the world origin).  See
-    # coriolis_ros.dynamics.frames and docs/task_space.md.
-
-    @cached_property
-    def _frame_algorithms(self) -> FrameAlgorithms:
-        return FrameAlgorithms(self.engine)
-
-    @property
-    def frame_names(self) -> tuple[str, ...]:
-        """Every URDF link, the root first, then depth-first in the order of the joints."""
-        return self.tree.frame_names
-
-    def frame_placement(self, q, frame: str, out=None):
-        """The world pose (4 x 4 homogeneous matrix) of ``frame`` at q, in O(depth)."""
-        return self._frame_algorithms.placement(q, frame, out)
-
-    def frame_jacobian(self, q, frame: str, reference: str = "local_world_aligned", out=None):
-        """J (6 x nv) of ``frame`` at q, linear rows first: J qd is the frame's velocity in
-        ``reference`` ("local_world_aligned", "local" or "world", as Pinocchio's
-        ``computeFrameJacobian``).  With coupled joints, J A (independent coordinates)."""
-        return self._frame_algorithms.jacobian(q, frame, reference, out)
-
-    def frame_jacobian_dot(
-        self, q, qd, frame: str, reference: str = "local_world_aligned", out=None
-    ):
-        """dJ/dt (6 x nv) of :meth:`frame_jacobian` at (q, qd), as Pinocchio's
-        ``getFrameJacobianTimeVariation``."""
-        return self._frame_algorithms.jacobian_dot(q, qd, frame, reference, out)
-
-    def frame_jacobians(self, q, qd, frame: str, reference: str = "local_world_aligned", out=None):
-        """(J, Jdot) of :meth:`frame_jacobian` and :meth:`frame_jacobian_dot` in one pass."""
-        return self._frame_algorithms.jacobians(q, qd, frame, reference, out)
-
-    def frame_acceleration_bias(
-        self, q, qd, frame: str, reference: str = "local_world_aligned", out=None
-    ):
-        """Jdot qd (6,): the frame's acceleration at zero joint acceleration.  In
-        "local_world_aligned" the classical acceleration of the frame origin and the angular
-        acceleration (Pinocchio's ``getFrameClassicalAcceleration``); in "local" and "world"
-        the spatial acceleration (``getFrameAcceleration``)."""
-        return self._frame_algorithms.bias(q, qd, frame, reference, out)
-
-    def task_space(
-        self,
-        q,
-        qd,
-        frame: str,
-        reference: str = "local_world_aligned",
-        rows=None,
-        damping: float = 0.0,
-        out=None,
-    ):
-        """(Lambda, mu, J, Jdot) of the task ``rows`` (default all six; 0-2 linear, 3-5
-        angular) of ``frame``: Lambda = (J M^-1 J^T + damping 1)^-1 (m x m), the task-space
-        Coriolis matrix mu = Lambda (J M^-1 C - Jdot) M^-1 J^T Lambda (m x m, Remark 8 of
-        Wensing & Slotine: d/dt Lambda = mu + mu^T), J and Jdot (m x nv).  M^-1 is applied
-        through the tree-sparse factorization M = L^T L, never formed.  ValueError naming
-        the frame if the task is singular (rank-deficient) and damping is 0."""
-        self._tree_only("task_space")
-        return self._frame_algorithms.task_space(q, qd, frame, reference, rows, damping, out)
-
-    def external_wrench(
-        self, q, residual, frame: str, reference: str = "local_world_aligned", rows=None
-    ):
-        """(w, condition number): the wrench w at ``frame`` (in ``reference``, linear rows
-        first: force, then moment about the frame origin, for the default) that best explains
-        a joint-space ``residual`` (e.g. the momentum observer's), the least-squares solution
-        of J^T w = residual over the frame Jacobian's ``rows``, and the condition number of
-        those rows of J.  ValueError if they are rank-deficient (the wrench is not observable)."""
-        self._tree_only("external_wrench")
-        return self._frame_algorithms.external_wrench(q, residual, frame, reference, rows)
-
-    def warmup_frames(self) -> None:
-        """Compile, or load from the on-disk cache, the frame and task-space kernels."""
-        q, v = self.neutral(), np.zeros(self.nv)
-        frame = self.frame_names[-1]
-        self.frame_placement(q, frame)
-        self.frame_jacobian(q, frame)
-        self.frame_jacobian_dot(q, v, frame)
-        self.frame_jacobians(q, v, frame)
-        self.frame_acceleration_bias(q, v, frame)
-        with contextlib.suppress(ValueError):  # compiled before any singular M is found
-            self.task_space(q, v, frame, rows=(0,), damping=1.0)
 
     # ------------------------------------------------------------------ coupled / locked joints
 
@@ -554,175 +496,3 @@ class Dynamics:
         self.slotine_li(q, v, v, v)
         # MomentumObserver's kernel: loaded, not run
         self._k.observer_step if self.map is not None else self._k.observer_update  # noqa: B018
-
-    # ------------------------------------------------------------------ inertial parameters
-
-    @property
-    def parameter_links(self) -> tuple[str, ...]:
-        """The URDF link of each body of :meth:`inertial_parameters`, in order.
-
-        One body per moving joint of the tree the kernels run on, in its order
-        (:attr:`tree_joint_names`; a floating base's six rows are one body, the first): for
-        a plain tree that is one body per joint of :attr:`joint_names`; with mimic joints or
-        rotors (:attr:`coupled_joints`) the joints that follow carry bodies too, so there
-        are more bodies than independent joints.  Links welded by fixed joints are merged
-        into their body, links welded to the world are not bodies (as in Pinocchio).
-        """
-        return _parameters.body_links(self.tree)
-
-    @property
-    def parameter_joints(self) -> tuple[str, ...]:
-        """The joint of each body of :meth:`inertial_parameters` (``root_joint`` for a
-        floating or planar base)."""
-        return _parameters.body_joints(self.tree)
-
-    def inertial_parameters(self) -> np.ndarray:
-        """pi, ten per body (:attr:`parameter_links`), as Pinocchio orders them:
-        m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz, with c the centre of mass
-        and I the rotational inertia about the origin of the body's link frame, in that frame
-        (a new array; see :mod:`coriolis_ros.dynamics.parameters`)."""
-        return _parameters.read(self.engine.mf_store, self.engine.link_rotations, self.tree)
-
-    def set_inertial_parameters(self, pi, check_physical: bool = True) -> None:
-        """Change every body's inertial parameters in place (no rebuild, no recompilation):
-        every method, batches included, uses them from the next call on, and so does every
-        later :meth:`clone` (a clone or an observer made before keeps the values it copied).
-
-        ``ValueError``, naming the body's link, and nothing changed: wrong size, a NaN,
-        infinite or huge (beyond ±1e50) entry, a body that is not physically consistent
-        (its pseudo-inertia [[tr(I)/2 - I, m c], [m c^T, m]] is not positive definite;
-        an all-zero, massless body is accepted) unless ``check_physical=False``, and,
-        always, a body the model cannot store (zero mass with a nonzero m c).
-        """
-        _parameters.write(self.engine, pi, check_physical)
-
-    def regressor(self, q, qd, qd_ref, qdd_ref, out=None):
-        """Y (nv, 10 bodies) with Y pi = M qdd_ref + C(q, qd) qd_ref + g for the C of
-        :meth:`coriolis` (the Slotine-Li regressor), pi = :meth:`inertial_parameters`.
-        With qd_ref = qd it is the inverse-dynamics regressor (Pinocchio's
-        ``computeJointTorqueRegressor``).  Computed by one recursive sweep
-        (:mod:`.kernels.regressor`), O(N d)."""
-        self._tree_only("regressor")
-        if out is None:
-            out = np.empty((self.nv, 10 * len(self.parameter_joints)))
-        k, E = self._k.regressor, self.engine.link_rotations
-        try:
-            status = k(self._mf, E, self._gravity, q, qd, qd_ref, qdd_ref, self._ws, out)
-        except TypeError:
-            args = [self._mf, E, self._gravity, q, qd, qd_ref, qdd_ref, self._ws, out]
-            status = self._retry(k, args, (3, 4, 5, 6), (out,), _SLOTINE_LI_NAMES)
-        if status:
-            self._fail(status, (q, qd, qd_ref, qdd_ref), (out,), _SLOTINE_LI_NAMES)
-        return out
-
-    def energy_regressor(self, q, qd, out=None):
-        """(2, 10 bodies): row 0 . pi = the kinetic energy 1/2 qd^T M qd, row 1 . pi = the
-        potential energy -g^T sum_k m_k c_k (zero with every centre of mass at the world
-        origin), both linear in pi (:meth:`inertial_parameters`)."""
-        self._tree_only("energy_regressor")
-        if out is None:
-            out = np.empty((2, 10 * len(self.parameter_joints)))
-        k, E = self._k.energy_regressor, self.engine.link_rotations
-        try:
-            status = k(self._mf, E, self._gravity, q, qd, self._ws, out)
-        except TypeError:
-            args = [self._mf, E, self._gravity, q, qd, self._ws, out]
-            status = self._retry(k, args, (3, 4), (out,))
-        if status:
-            self._fail(status, (q, qd), (out,))
-        return out
-
-    def _tree_only(self, method: str) -> None:
-        if self.closed is not None:
-            raise ValueError(
-                f"{method} is not available for a model with closed loops yet (its coordinates "
-                "are not a constant map of the tree's; docs/loops.md)"
-            )
-
-    # ------------------------------------------------------------------ batches
-    #
-    # Many states per call: row t of every result equals the single-state call on row t,
-    # bitwise.  Configurations are rows of Q (T, nq), velocities and accelerations rows of
-    # V and A (T, nv).  See coriolis_ros.dynamics.batch for threads, workspaces and errors.
-
-    def coriolis_batch(self, Q, V, out=None):
-        """(M, Mdot, C), each (T, n, n): :meth:`coriolis` on every row of Q (T, nq), V (T, nv)."""
-        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
-        V = _batch.rows(V, "V", self.nv)
-        T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
-        out = _batch.outputs(out, [(T, n, n)] * 3)
-        wss, threads = _batch.workspaces(self.engine)
-        if self.engine.coupled:  # one state at a time through the coupled kernel
-            args = [self._mf, Q, V, wss, threads, *out]
-            _batch.launch(self.engine, "coriolis", args, ("Q", "V"))
-            return out
-        # four states per pass (kernels.lanes), each lane bitwise the single-state call
-        args = [self._mf, Q, V, wss, *_batch.lane_buffers(self.engine), threads, *out]
-        _batch.launch(self.engine, "coriolis_lanes", args, ("Q", "V"))
-        return out
-
-    def christoffel_batch(self, Q, out=None):
-        """Gamma (T, n, n, n): :meth:`christoffel` on every row of Q (T, nq)."""
-        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
-        T, n = Q.shape[0], self.nv
-        size = _budgets.christoffel_bytes(n, self._tree_nv, T)
-        refusal = _budgets.christoffel_refusal(size, self.max_christoffel_bytes, f"{T} x Gamma")
-        if refusal:
-            raise ValueError(refusal)
-        (out,) = _batch.outputs(out, [(T, n, n, n)])
-        args = [self._mf, Q, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "christoffel", args, ("Q",))
-        return out
-
-    def coriolis_vectors_batch(self, Q, V, out=None):
-        """(C qd, C^T qd, M qd), each (T, n): :meth:`coriolis_vectors` on every row."""
-        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
-        V = _batch.rows(V, "V", self.nv)
-        T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
-        out = _batch.outputs(out, [(T, n)] * 3)
-        args = [self._mf, Q, V, *_batch.workspaces(self.engine), *out]
-        _batch.launch(self.engine, "coriolis_vectors", args, ("Q", "V"))
-        return out
-
-    def inverse_dynamics_batch(self, Q, V, A, out=None):
-        """tau (T, n): :meth:`inverse_dynamics` on every row of Q (T, nq), V and A (T, nv)."""
-        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
-        V = _batch.rows(V, "V", self.nv)
-        A = _batch.rows(A, "A", self.nv)
-        T, n = _batch.same_rows({"Q": Q, "V": V, "A": A}), self.nv
-        (out,) = _batch.outputs(out, [(T, n)])
-        args = [self._mf, self._gravity, Q, V, A, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "inverse_dynamics", args, ("Q", "V", "A"))
-        return out
-
-    def slotine_li_batch(self, Q, V, QdR, QddR, out=None):
-        """tau (T, n): :meth:`slotine_li` on every row of Q (T, nq), V, QdR and QddR (T, nv)."""
-        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
-        V = _batch.rows(V, "V", self.nv)
-        QdR = _batch.rows(QdR, "QdR", self.nv)
-        QddR = _batch.rows(QddR, "QddR", self.nv)
-        T, n = _batch.same_rows({"Q": Q, "V": V, "QdR": QdR, "QddR": QddR}), self.nv
-        (out,) = _batch.outputs(out, [(T, n)])
-        args = [self._mf, self._gravity, Q, V, QdR, QddR, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "slotine_li", args, ("Q", "V", "QdR", "QddR"))
-        return out
-
-    def gravity_batch(self, Q, out=None):
-        """g (T, n): :meth:`gravity` on every row of Q (T, nq)."""
-        Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
-        T, n = Q.shape[0], self.nv
-        (out,) = _batch.outputs(out, [(T, n)])
-        args = [self._mf, self._gravity, Q, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "gravity", args, ("Q",))
-        return out
-
-    def warmup_batch(self) -> None:
-        """Compile, or load from the on-disk cache, every batch kernel."""
-        Q = self.neutral()[None, :]  # unit quaternions
-        V = np.zeros((1, self.nv))
-        self.coriolis_batch(Q, V)
-        self.christoffel_batch(Q)
-        self.coriolis_vectors_batch(Q, V)
-        self.inverse_dynamics_batch(Q, V, V)
-        self.slotine_li_batch(Q, V, V, V)
-        self.gravity_batch(Q)

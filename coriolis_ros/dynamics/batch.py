@@ -88,6 +88,8 @@ _SIGNATURES = {
     "inverse_dynamics": (_kb.inverse_dynamics_batch, (_RF2, _RF1, _F2, _F2, _F2, _F3, _I, _F2)),
     "gravity": (_kb.gravity_batch, (_RF2, _RF1, _F2, _F3, _I, _F2)),
     "slotine_li": (_kb.slotine_li_batch, (_RF2, _RF1, _F2, _F2, _F2, _F2, _F3, _I, _F2)),
+    "regressor": (_kb.regressor_batch, (_RF2, _RF2, _RF1, _F2, _F2, _F2, _F2, _F3, _I, _F3)),
+    "energy_regressor": (_kb.energy_regressor_batch, (_RF2, _RF2, _RF1, _F2, _F2, _F3, _I, _F3)),
 }
 
 

@@ -16,7 +16,9 @@ Mbardot = Cbar + Cbar^T.
 
 Every call first closes the loops (Newton from the previous call's solution: continuity along
 a trajectory; :meth:`ClosedChain.close_loops` sets the starting point). The closure, A and
-dA/dy are numpy on top of the compiled tree kernels.
+dA/dy are compiled (:mod:`.kernels.loop_closure`); C and Gamma are reduced by compiled
+kernels into preallocated buffers (:mod:`.kernels.closed_reduction`), the other terms with
+numpy.
 """
 
 from __future__ import annotations
@@ -63,6 +65,29 @@ METHODS = (
 )
 
 
+_REDUCTION: dict = {}
+
+
+def _reduction_kernels() -> dict:
+    """The compiled reductions (:mod:`.kernels.closed_reduction`), frozen to one signature
+    each, compiled or loaded from Numba's cache once per process."""
+    if not _REDUCTION:
+        from numba import types
+
+        from .kernel_table import compile_frozen
+        from .kernels import closed_reduction as cr
+
+        f1, f2, f3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
+        b = types.boolean
+        _REDUCTION["coriolis"] = compile_frozen(
+            cr.reduce_coriolis, (f2, f2, f2, f2, f3, f1, f2, f2, f2, f2, f2), b
+        )
+        _REDUCTION["christoffel"] = compile_frozen(
+            cr.reduce_christoffel, (f3, f2, f2, f3, f3, f2, f3), b
+        )
+    return _REDUCTION
+
+
 class _Names:
     def __init__(self, joint_names, position_names):
         self.joint_names = joint_names
@@ -96,6 +121,12 @@ class ClosedChain:
         self.n = tree.nv
         self._last = tree_dynamics.neutral()  # Newton's starting point
         self._cache = None  # (y, closed q, A, dA) at the last y
+        n, m = self.n, self.nv
+        # the tree's M, Mdot, C, Gamma at the closed configuration, and the reductions' scratch
+        self._tree_out = tuple(np.empty((n, n)) for _ in range(3))
+        self._tree_gamma = None  # (n, n, n), on the first christoffel call
+        self._scratch = (np.empty((n, m)), np.empty((n, m)), np.empty((n, n, m)))
+        self._reduce = _reduction_kernels()
 
     # ------------------------------------------------------------------ coordinates
 
@@ -201,13 +232,12 @@ class ClosedChain:
         """(Mbar, Mbardot, Cbar) at (q, qd) in the independent coordinates."""
         n = self.nv
         out = self._out(out, [(n, n)] * 3)
-        full, A, _, qd, Adot = self._rates(q, qd)
-        M, Mdot, C = self.tree_dynamics.coriolis(full, A @ qd)
-        MA = M @ A
-        out[0][...] = A.T @ MA
-        out[1][...] = Adot.T @ MA + A.T @ Mdot @ A + MA.T @ Adot
-        out[2][...] = A.T @ C @ A + MA.T @ Adot
-        self._finite(*out)
+        full, A, dA = self._state(q)
+        qd = self.check_vector(qd, self.nv, "qd")
+        M, Mdot, C = self.tree_dynamics.coriolis(full, A @ qd, out=self._tree_out)
+        Adot, MA, _ = self._scratch
+        if not self._reduce["coriolis"](M, Mdot, C, A, dA, qd, Adot, MA, *out):
+            self._finite(*out)  # names the failure
         return out
 
     def christoffel(self, q, out=None, method: str = "algorithm2"):
@@ -215,14 +245,13 @@ class ClosedChain:
         n = self.nv
         (out,) = self._out(out, [(n, n, n)])
         full, A, dA = self._state(q)
-        G = self.tree_dynamics.christoffel(full, method=method)
-        M = self.tree_dynamics.mass_matrix(full)
-        X = np.tensordot(A, G, axes=([0], [0]))  # (i, b, c)
-        X = np.tensordot(X, A, axes=([1], [0]))  # (i, c, j)
-        X = np.tensordot(X, A, axes=([1], [0]))  # (i, j, k)
-        out[...] = X
-        out += np.tensordot(A.T @ M, dA, axes=([1], [0]))
-        self._finite(out)
+        if self._tree_gamma is None:
+            self._tree_gamma = np.empty((self.n,) * 3)
+        G = self.tree_dynamics.christoffel(full, out=self._tree_gamma, method=method)
+        M = self.tree_dynamics.mass_matrix(full, out=self._tree_out[0])
+        _, MA, X = self._scratch
+        if not self._reduce["christoffel"](G, M, A, dA, X, MA, out):
+            self._finite(out)
         return out
 
     def mass_matrix(self, q, out=None):

@@ -133,9 +133,7 @@ def identify(
     if QDD is None:
         Q, V, TAU, QDD = _central_differences(t, Q, V, TAU)
     T, n = V.shape
-    W = np.empty((T * n, p))
-    for s in range(T):
-        dyn.regressor(Q[s], V[s], V[s], QDD[s], out=W[s * n : (s + 1) * n])
+    W = dyn.regressor_batch(Q, V, V, QDD).reshape(T * n, p)
     y = TAU.reshape(-1)
 
     scales = np.array([_radius(pi_prior[10 * b : 10 * b + 10]) for b in range(nb)])

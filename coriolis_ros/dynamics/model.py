@@ -85,6 +85,9 @@ class Model:
     # Coupled joints (geared rotors, gear trains: dynamics.couplings) that follow their leader,
     # in row order, as for mimic: (name, independent leader, ratio, offset).
     couplings: tuple[tuple[str, str, float, float], ...] = ()
+    # rotor_model="armature" (dynamics.armature): (driven joint, N^2 I_a summed over its rotors)
+    # of each joint whose rotors became an armature, in row order.  Empty: exact rotors.
+    armature: tuple[tuple[str, float], ...] = ()
     # Joints welded at build time (name, position), mimic joints of locked leaders included.
     locked_joints: tuple[tuple[str, float], ...] = ()
     # Frames: every URDF link (fixed-joint children included), and their side table

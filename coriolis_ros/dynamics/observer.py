@@ -74,6 +74,11 @@ class MomentumObserver:
     def __init__(self, dyn: Dynamics, gain):
         if not isinstance(dyn, Dynamics):
             raise TypeError(f"dyn must be a Dynamics, got {type(dyn).__name__}")
+        if dyn.velocity_representation != "body":  # its kernels run the body representation
+            raise ValueError(
+                "the momentum observer needs velocity_representation='body' (this Dynamics "
+                f"uses {dyn.velocity_representation!r})"
+            )
         n = dyn.nv
         self._dyn = dyn.clone()  # its own workspace
         engine = self._dyn.engine

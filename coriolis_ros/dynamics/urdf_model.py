@@ -46,6 +46,7 @@ import numpy as np
 from . import couplings as _couplings
 from . import loops as _loops
 from . import urdf_checks
+from .armature import armature_model, check_rotor_model
 from .budgets import DEFAULT_MAX_DOF, check_dof, check_limit
 from .errors import URDFError
 from .model import (
@@ -69,6 +70,8 @@ from .model import (
     REVOLUTE,
     Model,
 )
+from .urdf_followers import check_locked_argument, followers, resolve_locks, resolve_mimics
+from .urdf_geometry import align_z, compose, joint_axis, locked_pose, pose
 from .xacro_files import expand_xacro, is_xacro_path
 
 SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
@@ -76,8 +79,6 @@ ROOT_JOINTS = ("fixed", "floating", "planar")
 ROOT_JOINT_NAME = "root_joint"
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 MIMIC_MODES = ("follow", "independent")
-# A locked mimic joint must sit where its leader's lock puts it, to this tolerance.
-LOCK_TOLERANCE = 1e-9
 
 _KIND = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
          "floating": FREE, "planar": PLANAR}  # fmt: skip
@@ -97,6 +98,7 @@ def model_from_urdf(
     locked_joints: Mapping[str, float] | None = None,
     rotors: Mapping[str, Mapping] | None = None,
     max_dof: int = DEFAULT_MAX_DOF,
+    rotor_model: str = "exact",
 ) -> Model:
     """Parse ``urdf`` (an XML string or a file path) into a :class:`Model`.
 
@@ -106,18 +108,22 @@ def model_from_urdf(
     ``locked_joints``: joint name -> position (rad or m) of joints to weld.
     ``rotors``: joint name -> datasheet rotor (:mod:`.couplings`), added as coupled bodies.
     ``max_dof``: more velocity rows than this is a ``ValueError`` (:mod:`.budgets`).
+    ``rotor_model``: ``"exact"`` or ``"armature"`` (:mod:`.armature`).
     """
     max_dof = check_limit(max_dof, "max_dof")
+    check_rotor_model(rotor_model)
     if root_joint not in ROOT_JOINTS:
         raise ValueError(f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got {root_joint!r}")
     if mimic not in MIMIC_MODES:
         raise ValueError(f"mimic must be one of {', '.join(MIMIC_MODES)}, got {mimic!r}")
-    locked = _check_locked_argument(locked_joints)
+    locked = check_locked_argument(locked_joints)
     robot, couplings, independent, loops = _parse(_read(urdf), rotors)
     model = _build(
         robot, _check_gravity(gravity), root_joint, mimic == "follow", locked,
         couplings, independent, max_dof,
     )
+    if rotor_model == "armature":
+        model = armature_model(model)
     if not loops:
         return model
     flags = tuple(sorted((independent or {}).items()))
@@ -258,57 +264,6 @@ def _check_gravity(gravity) -> np.ndarray:
     return g
 
 
-# ----------------------------------------------------------------------------- geometry
-
-
-def rpy_matrix(rpy) -> np.ndarray:
-    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = (
-        math.cos(r),
-        math.sin(r),
-        math.cos(p),
-        math.sin(p),
-        math.cos(y),
-        math.sin(y),
-    )
-    return np.array(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ]
-    )
-
-
-def align_z(axis: np.ndarray) -> np.ndarray:
-    """A rotation whose third column is the unit vector ``axis``."""
-    if axis[2] > 1.0 - 1e-15:
-        return np.eye(3)
-    if axis[2] < -1.0 + 1e-15:
-        return np.diag([1.0, -1.0, -1.0])
-    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    x = helper - helper.dot(axis) * axis
-    x /= np.linalg.norm(x)
-    y = np.cross(axis, x)
-    return np.column_stack([x, y, axis])
-
-
-def _pose(origin, what: str) -> tuple[np.ndarray, np.ndarray]:
-    if origin is None:
-        return np.eye(3), np.zeros(3)
-    xyz = np.array(origin.xyz if origin.xyz is not None else (0, 0, 0), dtype=float)
-    rpy = np.array(origin.rpy if origin.rpy is not None else (0, 0, 0), dtype=float)
-    if xyz.shape != (3,) or rpy.shape != (3,) or not np.all(np.isfinite(np.r_[xyz, rpy])):
-        raise URDFError(f"{what}/origin: non-finite or malformed <origin> (xyz={xyz}, rpy={rpy})")
-    return rpy_matrix(rpy), xyz
-
-
-def _compose(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """Pose composition a * b of (rotation, translation) pairs."""
-    return a[0] @ b[0], a[0] @ b[1] + a[1]
-
-
 # ----------------------------------------------------------------------------- inertia
 
 
@@ -330,7 +285,7 @@ def _link_inertia(link) -> tuple[float, np.ndarray, np.ndarray] | None:
     inertia = np.zeros((3, 3)) if tensor is None else np.array(tensor.to_matrix(), dtype=float)
     if not np.all(np.isfinite(inertia)):
         raise URDFError(f"{what}/inertia: inertia is not finite")
-    rot, com = _pose(inertial.origin, what)
+    rot, com = pose(inertial.origin, what)
     if mass == 0.0 and not np.any(inertia):
         return None
     # Real URDFs carry point masses and round-off in their tensors: accept positive
@@ -399,187 +354,6 @@ class _Rows:
         return len(self.names) - 1
 
 
-def _joint_axis(joint) -> np.ndarray:
-    axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
-    norm = float(np.linalg.norm(axis)) if np.all(np.isfinite(axis)) else float("nan")
-    if axis.shape != (3,) or not math.isfinite(norm) or norm < 1e-12:
-        raise URDFError(f"{urdf_checks.joint_path(joint.name, 'axis')}: invalid axis {axis}")
-    return axis / norm
-
-
-def _check_locked_argument(locked_joints) -> dict[str, float]:
-    """{name: finite position}; ValueError naming the joint otherwise."""
-    if locked_joints is None:
-        return {}
-    if not isinstance(locked_joints, Mapping):
-        raise ValueError(
-            "locked_joints must be a mapping of joint name to position, "
-            f"got {type(locked_joints).__name__}"
-        )
-    out = {}
-    for name, value in locked_joints.items():
-        if not isinstance(name, str):
-            raise ValueError(f"locked_joints: joint names must be strings, got {name!r}")
-        try:
-            position = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"locked_joints: the position of joint '{name}' must be a number, got {value!r}"
-            ) from None
-        if not math.isfinite(position):
-            raise ValueError(f"locked_joints: the position of joint '{name}' is not finite")
-        if abs(position) > urdf_checks.MAX_LENGTH:
-            raise ValueError(
-                f"locked_joints: the position of joint '{name}' is beyond the bound "
-                f"±{urdf_checks.MAX_LENGTH:g} (rad or m), got {position!r}"
-            )
-        out[name] = position
-    return out
-
-
-def _mimic_tag(joint) -> tuple[str, float, float]:
-    """(leader, multiplier, offset) of a <mimic> tag, defaults 1 and 0."""
-    tag = joint.mimic
-    multiplier = 1.0 if tag.multiplier is None else float(tag.multiplier)
-    offset = 0.0 if tag.offset is None else float(tag.offset)
-    if not (math.isfinite(multiplier) and math.isfinite(offset)):
-        raise URDFError(
-            f"joint '{joint.name}' has a <mimic> with a non-finite multiplier or offset"
-        )
-    return tag.joint, multiplier, offset
-
-
-def _resolve_mimics(joints: dict) -> dict[str, tuple[str, float, float]]:
-    """Mimic joint -> (independent leader, multiplier, offset), chains resolved.
-
-    A <mimic> on a fixed joint is ignored (nothing moves: Talos' URDFs carry such
-    tags); a leader that is unknown, fixed, floating or planar, a floating or
-    planar mimic joint and a cycle are URDFErrors naming the joints.
-    """
-    direct = {}
-    for joint in joints.values():
-        if joint.mimic is None or joint.type == "fixed":
-            continue
-        leader, multiplier, offset = _mimic_tag(joint)
-        if joint.type in ("floating", "planar"):
-            raise URDFError(
-                f"joint '{joint.name}' is {joint.type} and has a <mimic>: only revolute, "
-                "continuous and prismatic joints can mimic"
-            )
-        if leader not in joints:
-            raise URDFError(f"joint '{joint.name}' mimics unknown joint '{leader}'")
-        kind = joints[leader].type
-        if kind == "fixed":
-            raise URDFError(f"joint '{joint.name}' mimics fixed joint '{leader}'")
-        if kind in ("floating", "planar"):
-            raise URDFError(
-                f"joint '{joint.name}' mimics {kind} joint '{leader}': only revolute, "
-                "continuous and prismatic joints can be mimicked"
-            )
-        direct[joint.name] = (leader, multiplier, offset)
-    resolved = {}
-    for name in direct:
-        path = [name]
-        leader, multiplier, offset = direct[name]
-        while leader in direct:  # q_a = m1 (m2 q_c + o2) + o1
-            if leader in path:
-                cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader) :], leader])
-                raise URDFError(f"mimic joints form a cycle: {cycle}")
-            path.append(leader)
-            nxt, m2, o2 = direct[leader]
-            multiplier, offset = multiplier * m2, multiplier * o2 + offset
-            leader = nxt
-        resolved[name] = (leader, multiplier, offset)
-    return resolved
-
-
-def _followers(
-    mimics: dict[str, tuple[str, float, float]], coupled: dict[str, tuple[str, float]]
-) -> dict[str, tuple[str, float, float]]:
-    """Every joint that follows another (mimic joints and coupled joints) -> (independent
-    leader, multiplier, offset), through each other's chains; URDFError for a joint that is
-    both, or a leader that is a follower of the other kind in a cycle."""
-    both = sorted(set(mimics) & set(coupled))
-    if both:
-        raise URDFError(f"joint '{both[0]}' has a <mimic> and is coupled by a <coupling>")
-    direct = dict(mimics)
-    direct.update({name: (leader, ratio, 0.0) for name, (leader, ratio) in coupled.items()})
-    out = {}
-    for name, (leader, multiplier, offset) in direct.items():
-        seen = {name}
-        while leader in direct:  # q = m1 (m2 q_c + o2) + o1
-            if leader in seen:
-                raise URDFError(f"mimic joints and couplings form a cycle through '{leader}'")
-            seen.add(leader)
-            nxt, m2, o2 = direct[leader]
-            multiplier, offset, leader = multiplier * m2, multiplier * o2 + offset, nxt
-        _check_resolved(name, leader, multiplier, offset)
-        out[name] = (leader, multiplier, offset)
-    return out
-
-
-def _check_resolved(name: str, leader: str, multiplier: float, offset: float) -> None:
-    """A joint that follows another through a chain moves within the bounds of one tag."""
-    bound = urdf_checks.MAX_MULTIPLIER
-    if not abs(multiplier) <= bound or not abs(offset) <= urdf_checks.MAX_LENGTH:
-        raise URDFError(
-            f"{urdf_checks.joint_path(name)}: follows '{leader}' through a chain of mimic "
-            f"joints or couplings with multiplier {multiplier!r} and offset {offset!r}: beyond "
-            f"the bounds ±{bound:g} and ±{urdf_checks.MAX_LENGTH:g} of a single one"
-        )
-
-
-def _resolve_locks(
-    joints: dict, locked: dict[str, float], mimics: dict[str, tuple[str, float, float]]
-) -> dict[str, float]:
-    """Every joint to weld, with its position: the requested ones plus their mimic joints."""
-    for name, position in locked.items():
-        if name not in joints:
-            raise ValueError(f"locked_joints: unknown joint '{name}'")
-        kind = joints[name].type
-        if kind == "fixed":
-            raise ValueError(f"locked_joints: joint '{name}' is fixed already")
-        if kind in ("floating", "planar"):
-            raise ValueError(
-                f"locked_joints: joint '{name}' is {kind}; locking multi-DoF joints is not "
-                "supported (use root_joint='fixed' to weld the root, or lock single-DoF joints)"
-            )
-    out = dict(locked)
-    for name, (leader, multiplier, offset) in mimics.items():
-        if leader in locked:
-            position = multiplier * locked[leader] + offset
-            if name in locked and abs(locked[name] - position) > LOCK_TOLERANCE * max(
-                1.0, abs(position)
-            ):
-                raise ValueError(
-                    f"locked_joints: joint '{name}' mimics '{leader}' and must be locked at "
-                    f"{position!r} (multiplier x {locked[leader]!r} + offset), not {locked[name]!r}"
-                )
-            out[name] = position
-        elif name in locked:
-            raise ValueError(
-                f"locked_joints: joint '{name}' follows '{leader}', which is not locked; lock "
-                f"'{leader}' (the joints that follow it are locked with it)"
-                + (" or use mimic='independent'" if joints[name].mimic is not None else "")
-            )
-    return out
-
-
-def _locked_pose(joint, position: float) -> tuple[np.ndarray, np.ndarray]:
-    """The fixed pose parent -> child of a joint welded at ``position``."""
-    origin = _pose(joint.origin, f"joint '{joint.name}'")
-    axis = _joint_axis(joint)
-    if joint.type == "prismatic":
-        return _compose(origin, (np.eye(3), axis * position))
-    return _compose(origin, (_axis_rotation(axis, position), np.zeros(3)))
-
-
-def _axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rodrigues: rotation by ``angle`` about the unit vector ``axis``."""
-    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
-
-
 def _build(
     robot,
     gravity: np.ndarray,
@@ -613,8 +387,8 @@ def _build(
         children.setdefault(joint.parent, []).append(joint)
 
     by_name = {joint.name: joint for joint in robot.joints}
-    mimics = _resolve_mimics(by_name) if follow_mimic else {}
-    coupled = _followers(
+    mimics = resolve_mimics(by_name) if follow_mimic else {}
+    coupled = followers(
         mimics,
         _couplings.resolve_couplings(list(couplings), by_name, parent_joint, independent or {}),
     )
@@ -624,7 +398,7 @@ def _build(
             f"locked_joints: joint '{ROOT_JOINT_NAME}' is {root_joint}; locking multi-DoF "
             "joints is not supported (use root_joint='fixed' to weld the root)"
         )
-    welded = _resolve_locks(by_name, locked or {}, coupled)
+    welded = resolve_locks(by_name, locked or {}, coupled)
     mimics = {name: tag for name, tag in mimics.items() if name not in welded}
     coupled = {name: tag for name, tag in coupled.items() if name not in welded}
 
@@ -664,20 +438,20 @@ def _build(
         frame_order.append(joint.child)
         if joint.name in welded:
             owner[joint.child] = owner[link_name]
-            in_body[joint.child] = _compose(
-                in_body[link_name], _locked_pose(joint, welded[joint.name])
+            in_body[joint.child] = compose(
+                in_body[link_name], locked_pose(joint, welded[joint.name])
             )
             continue
-        origin = _pose(joint.origin, urdf_checks.joint_path(joint.name))
-        joint_pose = _compose(in_body[link_name], origin)
+        origin = pose(joint.origin, urdf_checks.joint_path(joint.name))
+        joint_pose = compose(in_body[link_name], origin)
         if joint.type == "fixed":
             owner[joint.child] = owner[link_name]
             in_body[joint.child] = joint_pose
             continue
         # a free flyer's frame is the joint frame itself (its velocities are expressed
         # there); the other joints' frames are turned so that their axis is z
-        align = np.eye(3) if joint.type == "floating" else align_z(_joint_axis(joint))
-        tree = _compose(joint_pose, (align, np.zeros(3)))
+        align = np.eye(3) if joint.type == "floating" else align_z(joint_axis(joint))
+        tree = compose(joint_pose, (align, np.zeros(3)))
         owner[joint.child] = rows.add_joint(
             joint.name, joint.type, joint.child, owner[link_name], tree
         )

@@ -71,6 +71,17 @@ PARAMETERS = (
         constraints="fixed, floating or planar",
     ),
     ParamSpec(
+        "velocity_representation",
+        "body",
+        "root_joint: floating. The base's velocity in every output (and in the published "
+        "velocity): body (the odometry twist, in the base frame), mixed (the base origin's "
+        "velocity and the angular velocity, world axes) or inertial (the base's spatial twist in "
+        "the world frame at its origin). Odometry and service requests still give the twist in "
+        "the base frame. Other root joints: body only.",
+        read_only=True,
+        constraints="body, mixed or inertial",
+    ),
+    ParamSpec(
         "mimic",
         "follow",
         "URDF mimic joints. follow: each follows its leader and every output is over the "
@@ -107,6 +118,15 @@ PARAMETERS = (
         "link that turns N times as far as the joint; joint_names is unchanged. Empty: none.",
         read_only=True,
         constraints="empty or a readable file",
+    ),
+    ParamSpec(
+        "rotor_model",
+        "exact",
+        "Geared rotors (rotors_file, or <coupling> in the URDF). exact: each rotor is a body of "
+        "the tree, its gyroscopic terms included. armature: each adds N^2 I_axis to the mass "
+        "matrix's diagonal and its mass to its parent link, without the gyroscopic terms.",
+        read_only=True,
+        constraints="exact or armature",
     ),
     ParamSpec(
         "mimic_tolerance",
@@ -280,6 +300,8 @@ PARAMETERS = (
 EXECUTORS = ("events", "single")
 ROOT_JOINTS = ("fixed", "floating", "planar")
 MIMIC_MODES = ("follow", "independent")
+VELOCITY_REPRESENTATIONS = ("body", "mixed", "inertial")
+ROTOR_MODELS = ("exact", "armature")
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
@@ -321,6 +343,17 @@ def validate(name: str, value) -> str | None:
     if name == "mimic":
         if value not in MIMIC_MODES:
             return f"mimic must be one of {', '.join(MIMIC_MODES)}, got {value!r}"
+        return None
+    if name == "velocity_representation":
+        if value not in VELOCITY_REPRESENTATIONS:
+            return (
+                f"velocity_representation must be one of {', '.join(VELOCITY_REPRESENTATIONS)}, "
+                f"got {value!r}"
+            )
+        return None
+    if name == "rotor_model":
+        if value not in ROTOR_MODELS:
+            return f"rotor_model must be one of {', '.join(ROTOR_MODELS)}, got {value!r}"
         return None
     if name == "root_joint":
         if value not in ROOT_JOINTS:

@@ -62,7 +62,8 @@ def read_description_file(path: str) -> str:
 
 def load_dynamics(urdf: str, params: dict, gravity):
     """The Dynamics of `urdf` with the node's model parameters (root_joint, mimic,
-    locked_joints/locked_positions, rotors_file); ModelError saying why it cannot be used."""
+    locked_joints/locked_positions, rotors_file, rotor_model, velocity_representation);
+    ModelError saying why it cannot be used."""
     from coriolis_ros.dynamics import Dynamics, URDFError
     from coriolis_ros.dynamics.couplings import load_rotors
 
@@ -80,6 +81,8 @@ def load_dynamics(urdf: str, params: dict, gravity):
             mimic=params["mimic"],
             locked_joints=locked or None,
             rotors=load_rotors(rotors_file) if rotors_file else None,
+            rotor_model=params.get("rotor_model", "exact"),
+            velocity_representation=params.get("velocity_representation", "body"),
         )
     except (URDFError, ValueError, OSError) as exc:  # ValueError: a locked joint it lacks
         raise ModelError(str(exc) or type(exc).__name__) from None

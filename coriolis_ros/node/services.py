@@ -159,6 +159,7 @@ class Services:
                 return None
             q = np.concatenate((base[0], q))
             qd = np.concatenate((base[1] if moving else np.zeros_like(base[1]), qd))
+            qd = model.service_dyn.velocity_from_body(q, qd)  # the base twist is in its frame
         return q, qd
 
     def dynamics(self, request, response):

@@ -79,6 +79,9 @@ class Ticker:
                 if not take.missing and model.base is not None:
                     stamp_ns = take.stamp.sec * 1_000_000_000 + take.stamp.nanosec
                     base_wait = model.base.fill(model.out.q, model.out.qd, stamp_ns)
+                    if not base_wait and model.dyn.velocity_representation != "body":
+                        out = model.out  # odometry's body twist -> the chosen representation
+                        model.dyn.velocity_from_body(out.q, out.qd, out=out.qd)
                 if take.missing or base_wait:
                     state.counters.withheld += take.pending
                 else:

@@ -5,7 +5,8 @@
   M q̈_r + C q̇_r + g − κ M s from the matrices, and the controller hook; the closed loop on
   the MuJoCo plant: its storage function decays as e^(−2κt) and obeys the energy balance
   V̇ = −2κ V + sᵀ τ_ext with a joint push (where a C that is not Christoffel-consistent would
-  show); bounds of tracking and of the offline observer in the in-process loop; bad arguments.
+  show); bounds of tracking and of the offline observer in the in-process loop; bad arguments;
+  the wrong-parameter and adaptive options and their passing to the child processes.
   (test_closed_loop_mujoco.py: the oracle check of MuJoCo against the library, the plant, and
   the loop with a force on a link.)
 * The whole demo headless (`python -m coriolis_ros.demo.passivity`, four processes): exit 0,
@@ -25,7 +26,7 @@ import numpy as np
 import pytest
 
 from coriolis_ros.demo import passivity_analysis as analysis
-from coriolis_ros.demo.passivity_common import Scenario
+from coriolis_ros.demo.passivity_common import Scenario, scenario_argv
 from coriolis_ros.demo import passivity_controller
 from coriolis_ros.demo.passivity_controller import SlotineLiController
 from coriolis_ros.demo.passivity_plant import Push, RigidBodyPlant
@@ -188,6 +189,40 @@ def test_scenario_rejects_bad_values():
         Scenario(push_force="1,x,3")
 
 
+def test_parameter_error_options():
+    """--parameter-error, --parameter-seed, --adapt-gain: bounds on both sides, the draw
+    reproducible per seed, and passed on to the children by scenario_argv."""
+    for ok in (0.0, 0.5, 0.99):
+        Scenario(parameter_error=ok)
+    for bad in (-0.1, 1.0, 1.5, math.nan, math.inf):
+        with pytest.raises(ValueError, match="parameter_error must be in"):
+            Scenario(parameter_error=bad)
+    Scenario(adapt_gain=0.0)
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="adapt_gain"):
+            Scenario(adapt_gain=bad)
+    dyn = Scenario().dynamics()
+    assert Scenario().controller_model(dyn) is dyn  # no error: the model itself
+    a, b = Scenario(parameter_error=0.3), Scenario(parameter_error=0.3, parameter_seed=4)
+    np.testing.assert_array_equal(a.parameter_factors(dyn), a.parameter_factors(dyn))
+    assert set(a.parameter_factors(dyn)) <= {0.7, 1.3}
+    assert np.any(a.parameter_factors(dyn) != b.parameter_factors(dyn))
+    model = a.controller_model(dyn)
+    np.testing.assert_allclose(model.inertial_parameters(), a.controller_parameters(dyn),
+                               rtol=1e-14, atol=1e-16)  # fmt: skip
+    np.testing.assert_array_equal(dyn.inertial_parameters(), Scenario().controller_parameters(dyn))
+    # what the runner passes to the controller and the plant
+    from coriolis_ros.demo import passivity
+
+    args = passivity.build_parser().parse_args(
+        ["--controller", "adaptive", "--parameter-error", "0.5", "--parameter-seed", "9",
+         "--adapt-gain", "12.5", "--push-end", "-1"])  # fmt: skip
+    child = passivity_controller.build_parser().parse_args([*scenario_argv(args), "--log", "x.npz"])
+    assert Scenario.from_args(child) == Scenario.from_args(args)
+    assert Scenario.from_args(child).parameter_seed == 9
+    assert Scenario.from_args(child).adapt_gain == 12.5
+
+
 def test_controller_hook():
     """Controllers are looked up by the scenario's name; a new one registers itself."""
     scenario = Scenario()
@@ -195,8 +230,8 @@ def test_controller_hook():
     reference = scenario.reference(dyn)
     assert isinstance(passivity_controller.make_controller(dyn, reference, scenario),
                       SlotineLiController)  # fmt: skip
-    with pytest.raises(ValueError, match="unknown controller 'adaptive'"):
-        passivity_controller.make_controller(dyn, reference, Scenario(controller="adaptive"))
+    with pytest.raises(ValueError, match="unknown controller 'no_such'"):
+        passivity_controller.make_controller(dyn, reference, Scenario(controller="no_such"))
     with pytest.raises(ValueError, match="new and non-empty"):
         passivity_controller.register_controller("slotine_li", lambda *a: None)
 

@@ -342,3 +342,62 @@ def gravity_batch(kern, mf, gravity, Q, wss, threads, G):
             if s and not statuses[c]:
                 statuses[c] = s + ROW * t
     return first_status(statuses)
+
+
+@batch_kernel
+def regressor_batch(kern, mf, E, gravity, Q, V, QdR, QddR, wss, threads, Y):
+    """Y[t] = kern(Q[t], V[t], QdR[t], QddR[t]) for every row t (kern: regressor)."""
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, QdR)
+    if status:
+        return status
+    if QddR.shape[0] != T:
+        return ROWS
+    for t in range(T):
+        if not all_finite(QddR[t]):
+            return BAD_ARG4 + ROW * t
+    if Y.shape[0] != T:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, E, gravity, Q[t], V[t], QdR[t], QddR[t], ws, Y[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, E, gravity, Q[t], V[t], QdR[t], QddR[t], ws, Y[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)
+
+
+@batch_kernel
+def energy_regressor_batch(kern, mf, E, gravity, Q, V, wss, threads, Y):
+    """Y[t] = kern(Q[t], V[t]) for every row t (kern: energy_regressor; Y[t] is 2 x 10 nb)."""
+    T = Q.shape[0]
+    status = batch_ok(mf, wss, Q, V, V)
+    if status:
+        return status
+    if Y.shape[0] != T:
+        return SIZE_OUT
+    k = chunks(threads, T, wss)
+    if k == 1:
+        ws = wss[0]
+        for t in range(T):
+            s = kern(mf, E, gravity, Q[t], V[t], ws, Y[t])
+            if s:
+                return s + ROW * t
+        return 0
+    statuses = np.zeros(k, np.int64)
+    for c in prange(k):
+        ws = wss[c]
+        for t in range(T * c // k, T * (c + 1) // k):
+            s = kern(mf, E, gravity, Q[t], V[t], ws, Y[t])
+            if s and not statuses[c]:
+                statuses[c] = s + ROW * t
+    return first_status(statuses)

@@ -58,6 +58,7 @@ along Phi_k still hold, and for single-DoF joints Delta is zero.
 """
 
 from ..model import FREE, MF_PARENT, MF_SUB, MF_TYPE
+from .coriolis_matrix import coordinate
 from .kinematics import check_position, SIZE_OUT, forward_positions
 from .spatial import (
     WS_STREAM,
@@ -66,6 +67,7 @@ from .spatial import (
     WS_V,
     add_rows,
     body_factor,
+    body_step,
     cross,
     dot3,
     dot6,
@@ -86,12 +88,58 @@ def christoffel(mf, q, ws, Gamma):
     if Gamma.shape[0] != n or Gamma.shape[1] != n or Gamma.shape[2] != n:
         return SIZE_OUT
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
-    for k in range(n - 1, -1, -1):  # line 22, hoisted: IC_k is complete before step k reads it
+    composite_inertias(mf, ws)
+    zero_output(mf, ws, Gamma)
+    sweep(mf, ws, Gamma, ws[0], -1)
+    if has_multi_dof(mf):
+        multi_dof_terms(mf, ws, Gamma, ws[0], -1)
+    return 0
+
+
+@kernel
+def christoffel_through_map(mf, q, ws, Gbar, amap, a0):
+    """Gbar = A^T-reduced Gamma (Gbar_ijk = sum A_ai A_bj A_ck Gamma_abc) for A's rows at
+    amap[a0:] (:mod:`.coordinate_change`): the sweep adds each entry it computes into its
+    reduced place, so no full-size tensor is formed and only Gbar is zeroed."""
+    status = check_position(mf, ws, q)
+    if status:
+        return status
+    forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
+    composite_inertias(mf, ws)
+    nb = Gbar.shape[0]
+    for r in range(nb):
+        for s in range(nb):
+            for t in range(nb):
+                Gbar[r, s, t] = 0.0
+    sweep(mf, ws, Gbar, amap, a0)
+    if has_multi_dof(mf):
+        multi_dof_terms(mf, ws, Gbar, amap, a0)
+    return 0
+
+
+@kernel
+def composite_inertias(mf, ws):
+    """Line 22, hoisted: IC_p(k) += IC_k, so IC_k is complete before step k reads it."""
+    for k in range(mf.shape[0] - 1, -1, -1):
         b = int(mf[k, MF_PARENT])
         if b >= 0:
             add_rows(ws, b, k, WS_IC, 10)
-    zero_output(mf, ws, Gamma)
 
+
+@kernel
+def sweep(mf, ws, Gamma, amap, a0):
+    """Lines 4-21 on IC and the columns in ws, into Gamma (zeroed by the caller), or into
+    Gbar = A^T-reduced Gamma through the map (a0 >= 0): each entry Gamma_abc it computes is
+    added, times m_a m_b m_c, to Gbar[col a, col b, col c] (:mod:`.coordinate_change`).
+
+    Step k writes the entries whose deepest index is k, each once, except for j = k, where
+    lines 12-14 write some entries twice and the last write stands (the values written
+    first are zero in exact arithmetic: M_kk does not depend on an ancestor's q).  Through
+    the map every entry must be added once, so there the j = k entries are added with the
+    value the unmapped sweep leaves.
+    """
+    n = mf.shape[0]
+    mapped = a0 >= 0
     for k in range(n - 1, -1, -1):  # line 4
         kw0, kw1, kw2 = ws[k, WS_S], ws[k, WS_S + 1], ws[k, WS_S + 2]
         ku0, ku1, ku2 = ws[k, WS_S + 3], ws[k, WS_S + 4], ws[k, WS_S + 5]
@@ -100,8 +148,11 @@ def christoffel(mf, q, ws, Gamma):
             ws, k, WS_IC, kw0, kw1, kw2, ku0, ku1, ku2
         )
         # line 6: D = -Btilde^T (module docstring), not formed
+        ck, mk = coordinate(amap, a0, k)  # k's reduced column and multiplier (k, 1 unmapped)
         j = k
         while j >= 0:  # line 8
+            cj, mj = coordinate(amap, a0, j)
+            mjk = mj * mk
             jw0, jw1, jw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
             ju0, ju1, ju2 = ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5]
             # line 9: F1 = Btilde Phi_j, F2 = Btilde^T Phi_j (F3 = D Phi_j = -F2)
@@ -116,24 +167,43 @@ def christoffel(mf, q, ws, Gamma):
             # lines 11-17 for i = j: lines 12 and 13 write the same two entries, and line 13
             # writes last, so line 12 is skipped; line 14's two entries are one
             g2 = dot3(ws, j, WS_S, f20, f21, f22)
-            Gamma[j, j, k] = g2  # line 13
-            Gamma[j, k, j] = g2
-            Gamma[k, j, j] = -g2  # line 14: Phi_j . F3 = -Phi_j . F2
+            if not mapped:
+                Gamma[j, j, k] = g2  # line 13
+                Gamma[j, k, j] = g2
+                Gamma[k, j, j] = -g2  # line 14: Phi_j . F3 = -Phi_j . F2
+            elif j == k:
+                Gamma[ck, ck, ck] -= mjk * mk * g2  # the three writes are one entry
+            else:
+                w = mjk * mj * g2
+                Gamma[cj, cj, ck] += w
+                Gamma[cj, ck, cj] += w
+                Gamma[ck, cj, cj] -= w
             i = int(mf[j, MF_PARENT])
             while i >= 0:  # lines 11-17, i a strict ancestor of j
                 g1 = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
                 g2 = dot3(ws, i, WS_S, f20, f21, f22)
-                Gamma[i, j, k] = g1  # line 12
-                Gamma[i, k, j] = g1
-                Gamma[j, i, k] = g2  # line 13
-                Gamma[j, k, i] = g2
-                Gamma[k, i, j] = -g2  # line 14: Phi_i . F3 = -Phi_i . F2
-                Gamma[k, j, i] = -g2
+                ci, mi = coordinate(amap, a0, i)
+                w = mi * mjk
+                if not mapped:
+                    Gamma[i, j, k] = g1  # line 12
+                    Gamma[i, k, j] = g1
+                    Gamma[j, i, k] = g2  # line 13
+                    Gamma[j, k, i] = g2
+                    Gamma[k, i, j] = -g2  # line 14: Phi_i . F3 = -Phi_i . F2
+                    Gamma[k, j, i] = -g2
+                elif j == k:  # the six writes are three entries; line 14's stand
+                    Gamma[ci, ck, ck] += w * g1
+                    Gamma[ck, ci, ck] -= w * g2
+                    Gamma[ck, ck, ci] -= w * g2
+                else:
+                    Gamma[ci, cj, ck] += w * g1
+                    Gamma[ci, ck, cj] += w * g1
+                    Gamma[cj, ci, ck] += w * g2
+                    Gamma[cj, ck, ci] += w * g2
+                    Gamma[ck, ci, cj] -= w * g2
+                    Gamma[ck, cj, ci] -= w * g2
                 i = int(mf[i, MF_PARENT])
             j = int(mf[j, MF_PARENT])
-    if has_multi_dof(mf):
-        multi_dof_terms(mf, ws, Gamma)
-    return 0
 
 
 # Outputs of at least this many bytes, of which at most a STREAM_NONZERO-th is nonzero, are
@@ -218,8 +288,9 @@ def phi_cross(ws, k, j):
 
 
 @kernel
-def multi_dof_terms(mf, ws, Gamma):
-    """Add Delta (module docstring, (1) and (2)); IC holds every row's composite inertia."""
+def multi_dof_terms(mf, ws, Gamma, amap, a0):
+    """Add Delta (module docstring, (1) and (2)); IC holds every row's composite inertia.
+    Through the map when a0 >= 0 (:func:`add3`, as :func:`sweep` adds)."""
     n = mf.shape[0]
     for j in range(n):
         # (2): Phidot_i . F2_j, F2_j = IC_j Phi_j, for later rows k of a strict ancestor i
@@ -232,7 +303,8 @@ def multi_dof_terms(mf, ws, Gamma):
         while i >= 0:
             for k in range(i + 1, joint_end(mf, i)):
                 x0, x1, x2, x3, x4, x5 = phi_cross(ws, k, i)
-                Gamma[j, i, k] += x0 * f0 + x1 * f1 + x2 * f2 + x3 * f3 + x4 * f4 + x5 * f5
+                add3(Gamma, j, i, k, x0 * f0 + x1 * f1 + x2 * f2 + x3 * f3 + x4 * f4 + x5 * f5,
+                     amap, a0)  # fmt: skip
             i = int(mf[i, MF_PARENT])
         # (1): Phi_i . IC_j (Phi_k x Phi_j) for later rows k of j's own joint
         for k in range(j + 1, joint_end(mf, j)):
@@ -240,5 +312,18 @@ def multi_dof_terms(mf, ws, Gamma):
             w0, w1, w2, w3, w4, w5 = inertia_times(ws, j, WS_IC, x0, x1, x2, x3, x4, x5)
             i = j
             while i >= 0:
-                Gamma[i, j, k] += dot6(ws, i, WS_S, w0, w1, w2, w3, w4, w5)
+                add3(Gamma, i, j, k, dot6(ws, i, WS_S, w0, w1, w2, w3, w4, w5), amap, a0)
                 i = int(mf[i, MF_PARENT])
+
+
+@body_step
+def add3(G, i, j, k, value, amap, a0):
+    """G[i, j, k] += value, or through the map (a0 >= 0) G[col i, col j, col k] +=
+    m_i m_j m_k value."""
+    if a0 < 0:
+        G[i, j, k] += value
+    else:
+        ci, mi = coordinate(amap, a0, i)
+        cj, mj = coordinate(amap, a0, j)
+        ck, mk = coordinate(amap, a0, k)
+        G[ci, cj, ck] += mi * mj * mk * value

@@ -41,7 +41,7 @@ reduced sizes), expands them into the full-size buffers, runs the full-model
 kernel and scatters its results into the caller's outputs.
 """
 
-from .christoffel import christoffel
+from .christoffel import christoffel_through_map
 from .coriolis_matrix import sweep
 from .coriolis_times import coriolis_times
 from .coriolis_vectors import coriolis_vectors
@@ -280,11 +280,10 @@ def christoffel_through_A(mf, qbar, ws, Gamma, method):
     a, p, oq, _, _, g = offsets(n, nq)
     q = xw[oq : oq + nq]
     expand_position(xw, p, nq, qbar, q)
+    if method == 0:  # Algorithm 2, each entry written through A: no full-size tensor
+        return christoffel_through_map(mf, q, ws, Gamma, xw, a)
     Gf = xw[g : g + n * n * n].reshape((n, n, n))
-    if method == 1:
-        status = christoffel_safeea(mf, q, ws, Gf)
-    else:
-        status = christoffel(mf, q, ws, Gf)
+    status = christoffel_safeea(mf, q, ws, Gf)
     if status:
         return status
     reduce_tensor(xw, a, n, Gf, Gamma)

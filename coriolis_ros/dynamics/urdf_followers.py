@@ -1,0 +1,171 @@
+"""Joints that follow others or are welded: mimic joints resolved to their independent
+leaders, and locked joints (``locked_joints=``) checked and resolved to fixed poses."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from . import urdf_checks
+from .errors import URDFError
+
+# A locked mimic joint must sit where its leader's lock puts it, to this tolerance.
+LOCK_TOLERANCE = 1e-9
+
+
+def check_locked_argument(locked_joints) -> dict[str, float]:
+    """{name: finite position}; ValueError naming the joint otherwise."""
+    if locked_joints is None:
+        return {}
+    if not isinstance(locked_joints, Mapping):
+        raise ValueError(
+            "locked_joints must be a mapping of joint name to position, "
+            f"got {type(locked_joints).__name__}"
+        )
+    out = {}
+    for name, value in locked_joints.items():
+        if not isinstance(name, str):
+            raise ValueError(f"locked_joints: joint names must be strings, got {name!r}")
+        try:
+            position = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"locked_joints: the position of joint '{name}' must be a number, got {value!r}"
+            ) from None
+        if not math.isfinite(position):
+            raise ValueError(f"locked_joints: the position of joint '{name}' is not finite")
+        if abs(position) > urdf_checks.MAX_LENGTH:
+            raise ValueError(
+                f"locked_joints: the position of joint '{name}' is beyond the bound "
+                f"±{urdf_checks.MAX_LENGTH:g} (rad or m), got {position!r}"
+            )
+        out[name] = position
+    return out
+
+
+def mimic_tag(joint) -> tuple[str, float, float]:
+    """(leader, multiplier, offset) of a <mimic> tag, defaults 1 and 0."""
+    tag = joint.mimic
+    multiplier = 1.0 if tag.multiplier is None else float(tag.multiplier)
+    offset = 0.0 if tag.offset is None else float(tag.offset)
+    if not (math.isfinite(multiplier) and math.isfinite(offset)):
+        raise URDFError(
+            f"joint '{joint.name}' has a <mimic> with a non-finite multiplier or offset"
+        )
+    return tag.joint, multiplier, offset
+
+
+def resolve_mimics(joints: dict) -> dict[str, tuple[str, float, float]]:
+    """Mimic joint -> (independent leader, multiplier, offset), chains resolved.
+
+    A <mimic> on a fixed joint is ignored (nothing moves: Talos' URDFs carry such
+    tags); a leader that is unknown, fixed, floating or planar, a floating or
+    planar mimic joint and a cycle are URDFErrors naming the joints.
+    """
+    direct = {}
+    for joint in joints.values():
+        if joint.mimic is None or joint.type == "fixed":
+            continue
+        leader, multiplier, offset = mimic_tag(joint)
+        if joint.type in ("floating", "planar"):
+            raise URDFError(
+                f"joint '{joint.name}' is {joint.type} and has a <mimic>: only revolute, "
+                "continuous and prismatic joints can mimic"
+            )
+        if leader not in joints:
+            raise URDFError(f"joint '{joint.name}' mimics unknown joint '{leader}'")
+        kind = joints[leader].type
+        if kind == "fixed":
+            raise URDFError(f"joint '{joint.name}' mimics fixed joint '{leader}'")
+        if kind in ("floating", "planar"):
+            raise URDFError(
+                f"joint '{joint.name}' mimics {kind} joint '{leader}': only revolute, "
+                "continuous and prismatic joints can be mimicked"
+            )
+        direct[joint.name] = (leader, multiplier, offset)
+    resolved = {}
+    for name in direct:
+        path = [name]
+        leader, multiplier, offset = direct[name]
+        while leader in direct:  # q_a = m1 (m2 q_c + o2) + o1
+            if leader in path:
+                cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader) :], leader])
+                raise URDFError(f"mimic joints form a cycle: {cycle}")
+            path.append(leader)
+            nxt, m2, o2 = direct[leader]
+            multiplier, offset = multiplier * m2, multiplier * o2 + offset
+            leader = nxt
+        resolved[name] = (leader, multiplier, offset)
+    return resolved
+
+
+def followers(
+    mimics: dict[str, tuple[str, float, float]], coupled: dict[str, tuple[str, float]]
+) -> dict[str, tuple[str, float, float]]:
+    """Every joint that follows another (mimic joints and coupled joints) -> (independent
+    leader, multiplier, offset), through each other's chains; URDFError for a joint that is
+    both, or a leader that is a follower of the other kind in a cycle."""
+    both = sorted(set(mimics) & set(coupled))
+    if both:
+        raise URDFError(f"joint '{both[0]}' has a <mimic> and is coupled by a <coupling>")
+    direct = dict(mimics)
+    direct.update({name: (leader, ratio, 0.0) for name, (leader, ratio) in coupled.items()})
+    out = {}
+    for name, (leader, multiplier, offset) in direct.items():
+        seen = {name}
+        while leader in direct:  # q = m1 (m2 q_c + o2) + o1
+            if leader in seen:
+                raise URDFError(f"mimic joints and couplings form a cycle through '{leader}'")
+            seen.add(leader)
+            nxt, m2, o2 = direct[leader]
+            multiplier, offset, leader = multiplier * m2, multiplier * o2 + offset, nxt
+        check_resolved(name, leader, multiplier, offset)
+        out[name] = (leader, multiplier, offset)
+    return out
+
+
+def check_resolved(name: str, leader: str, multiplier: float, offset: float) -> None:
+    """A joint that follows another through a chain moves within the bounds of one tag."""
+    bound = urdf_checks.MAX_MULTIPLIER
+    if not abs(multiplier) <= bound or not abs(offset) <= urdf_checks.MAX_LENGTH:
+        raise URDFError(
+            f"{urdf_checks.joint_path(name)}: follows '{leader}' through a chain of mimic "
+            f"joints or couplings with multiplier {multiplier!r} and offset {offset!r}: beyond "
+            f"the bounds ±{bound:g} and ±{urdf_checks.MAX_LENGTH:g} of a single one"
+        )
+
+
+def resolve_locks(
+    joints: dict, locked: dict[str, float], mimics: dict[str, tuple[str, float, float]]
+) -> dict[str, float]:
+    """Every joint to weld, with its position: the requested ones plus their mimic joints."""
+    for name, position in locked.items():
+        if name not in joints:
+            raise ValueError(f"locked_joints: unknown joint '{name}'")
+        kind = joints[name].type
+        if kind == "fixed":
+            raise ValueError(f"locked_joints: joint '{name}' is fixed already")
+        if kind in ("floating", "planar"):
+            raise ValueError(
+                f"locked_joints: joint '{name}' is {kind}; locking multi-DoF joints is not "
+                "supported (use root_joint='fixed' to weld the root, or lock single-DoF joints)"
+            )
+    out = dict(locked)
+    for name, (leader, multiplier, offset) in mimics.items():
+        if leader in locked:
+            position = multiplier * locked[leader] + offset
+            if name in locked and abs(locked[name] - position) > LOCK_TOLERANCE * max(
+                1.0, abs(position)
+            ):
+                raise ValueError(
+                    f"locked_joints: joint '{name}' mimics '{leader}' and must be locked at "
+                    f"{position!r} (multiplier x {locked[leader]!r} + offset), not {locked[name]!r}"
+                )
+            out[name] = position
+        elif name in locked:
+            raise ValueError(
+                f"locked_joints: joint '{name}' follows '{leader}', which is not locked; lock "
+                f"'{leader}' (the joints that follow it are locked with it)"
+                + (" or use mimic='independent'" if joints[name].mimic is not None else "")
+            )
+    return out
