@@ -21,6 +21,8 @@ from coriolis_ros.dynamics import AdaptiveController, Dynamics
 from coriolis_ros.dynamics.parameters import pseudo_inertia
 from coriolis_ros.robots import robot_urdf
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 DT = 1e-3
 LAM = 5.0
 

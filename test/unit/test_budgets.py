@@ -21,6 +21,8 @@ from coriolis_ros.dynamics.budgets import (
     christoffel_refusal,
 )
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 GIB = 1 << 30
 
 

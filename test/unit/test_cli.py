@@ -20,6 +20,8 @@ from support.oracle import PinOracle, assert_close, erd_urdf
 from support.random_trees import random_tree
 from support.cli import run_cli
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 
 # Fields of CoriolisState that are not terms of the model at a state: the stamp, and (in the
 # momentum-observer version of the message) the measured effort and the observer's estimate.

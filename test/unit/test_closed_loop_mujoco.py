@@ -32,6 +32,8 @@ from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.robots import robot_urdf
 from support.oracle import erd_urdf
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 ERD = ("ur5", "panda", "xarm7", "kinova", "baxter", "solo12", "go2", "talos", "talos_full", "g1")
 
 

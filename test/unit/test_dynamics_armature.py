@@ -39,6 +39,8 @@ from coriolis_ros.dynamics import Dynamics  # noqa: E402
 from coriolis_ros.node.params import validate  # noqa: E402
 from coriolis_ros.robots import robot_path, robot_urdf  # noqa: E402
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 TOL = 1e-10
 
 

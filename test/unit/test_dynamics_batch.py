@@ -23,6 +23,8 @@ from support.oracle import (
     small_random_trees,
 )
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 ROBOTS = ["ur5", "panda", "talos_full"]
 TREES = small_random_trees()
 T = 37  # not a multiple of the thread count: uneven chunks

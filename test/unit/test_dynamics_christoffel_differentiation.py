@@ -29,6 +29,8 @@ from coriolis_ros.dynamics.reference import (
 from coriolis_ros.robots import robot_urdf
 from support.random_trees import random_tree
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 TOL = 1e-10
 
 PLAIN = [

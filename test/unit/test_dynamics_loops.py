@@ -22,6 +22,8 @@ from support.oracle import assert_close
 from coriolis_ros.dynamics import Dynamics, URDFError
 from coriolis_ros.robots import robot_path
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 FOUR_BAR = robot_path("four_bar")
 LEG = robot_path("leg_knee_linkage")
 H = 1e-6  # central-difference step

@@ -29,6 +29,8 @@ from support.oracle import assert_close, erd_urdf, rel_err
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics import velocity_representation as velrep
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 TOL = 1e-10
 REPS = ("body", "mixed", "inertial")
 REFS = {"world": pin.WORLD, "local": pin.LOCAL, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}

@@ -26,6 +26,8 @@ from support.oracle import assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 TOL = 1e-10
 REFS = {
     "world": pin.WORLD,

@@ -22,6 +22,8 @@ from support.oracle import erd_urdf
 from coriolis_ros.dynamics import Dynamics, identify
 from coriolis_ros.dynamics.parameters import pseudo_inertia
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 
 @pytest.fixture(scope="module")
 def ur5():

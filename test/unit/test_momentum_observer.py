@@ -21,6 +21,8 @@ from support.oracle import erd_urdf
 from coriolis_ros.dynamics import Dynamics, MomentumObserver
 from support.random_trees import random_tree
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 SUBSTEP = 2.5e-4
 
 

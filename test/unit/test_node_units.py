@@ -20,6 +20,8 @@ from coriolis_ros.stream.joint_state_buffer import (
 from coriolis_ros.node.params import PARAMETERS, validate
 from coriolis_ros.node.stats import Throttle, WindowStats
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 NAMES = ("a", "b", "c")
 REPO = Path(__file__).resolve().parents[2]
 

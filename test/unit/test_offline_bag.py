@@ -15,6 +15,8 @@ from coriolis_ros.cli import main
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.offline import bag as offline
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 ARM = Path(coriolis_ros.__file__).parent / "robots" / "arm7.urdf"
 URDF = ARM.read_text()
 

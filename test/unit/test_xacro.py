@@ -17,6 +17,8 @@ import pytest
 from coriolis_ros.dynamics import Dynamics, URDFError
 from coriolis_ros.dynamics import xacro_files
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 XACRO = """<?xml version="1.0"?>
 <robot name="two_links" xmlns:xacro="http://www.ros.org/wiki/xacro">
   <xacro:property name="length" value="0.4"/>
