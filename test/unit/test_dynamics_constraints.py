@@ -26,6 +26,8 @@ from support.oracle import assert_close, erd_urdf
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics.constraints import reduce
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 GRAVITY = (0.0, -9.81, 0.0)  # in the plane of the linkage
 
 

@@ -21,6 +21,8 @@ from coriolis_ros.dynamics.kernels.lanes import (
 )
 from support.oracle import erd_urdf
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 
 @njit
 def _arithmetic(x, y, out):

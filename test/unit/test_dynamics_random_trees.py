@@ -23,6 +23,8 @@ from support.oracle import (
     random_state,
 )
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 SIZES = [1, 2, 5, 13, 30, 60]
 CASES = [(topo, n) for topo in TOPOLOGIES for n in SIZES] + [("biped_arms", 24), ("biped_arms", 60)]
 

@@ -29,6 +29,8 @@ from coriolis_ros.dynamics.reference import (
 from coriolis_ros.robots import robot_path
 from support.random_trees import random_tree
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 CASES = {
     "arm7": ("robot", "arm7", "fixed"),
     "quadruped12": ("robot", "quadruped12", "fixed"),

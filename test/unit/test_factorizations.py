@@ -19,6 +19,8 @@ from coriolis_ros.dynamics import bounds as B
 from coriolis_ros.dynamics import factorizations as F
 from coriolis_ros.robots import robot_urdf
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 TOL = 1e-10
 POINT_MASS = """<robot name="point_mass">
   <link name="world_link"/>

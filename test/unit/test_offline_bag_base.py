@@ -17,6 +17,8 @@ from coriolis_ros.cli import main
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.offline import bag as offline
 
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
 QUADRUPED = Path(coriolis_ros.__file__).parent / "robots" / "quadruped12.urdf"
 URDF = QUADRUPED.read_text()
 DT = 1_000_000  # 1 kHz
