@@ -136,7 +136,11 @@ def _parser() -> argparse.ArgumentParser:
         "(keys, columns: the message's field names). Bags are processed in parallel on the "
         "local cores; a bag that cannot be read is reported and the others are still processed.",
     )
-    bag.add_argument("bags", nargs="+", metavar="BAG", help="rosbag2 directory or storage file")
+    bag.add_argument(
+        "bags", nargs="+", metavar="BAG",
+        help="rosbag2 directory or storage file, or a directory holding bags (each is read, "
+        "in natural order)",
+    )  # fmt: skip
     where = bag.add_mutually_exclusive_group()
     where.add_argument(
         "-o", "--output", help="output file, Parquet if it ends in .parquet, else .npz (one bag)"
@@ -184,6 +188,24 @@ def _parser() -> argparse.ArgumentParser:
     bag.add_argument(
         "--observer-gain", type=float, default=50.0, help="momentum observer gain (1/s)"
     )
+    bag.add_argument(
+        "--observer-max-gap", type=float, default=0.1,
+        help="largest stamp step (s) the observer integrates; a longer one restarts it (0.1)",
+    )  # fmt: skip
+    bag.add_argument(
+        "--mimic", choices=("follow", "independent"), default="follow",
+        help="URDF mimic joints: follow their leader (default; their recorded values are "
+        "checked against it) or independent degrees of freedom, as the node's parameter",
+    )  # fmt: skip
+    bag.add_argument(
+        "--mimic-tolerance", type=float, default=1e-3,
+        help="a recorded mimic joint further than this from its leader is reported (1e-3)",
+    )  # fmt: skip
+    bag.add_argument(
+        "--strict", action="store_true",
+        help="a bad message (undecodable, or rejected as the node rejects it) fails its bag "
+        "instead of being counted and skipped",
+    )  # fmt: skip
     bag.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     _ros_tool_parsers(sub)
@@ -414,8 +436,15 @@ def _bag(args) -> int:
         print(f"coriolis-ros bag: error: {message}", file=sys.stderr)
         return EXIT_USAGE
 
+    args.bags = offline.expand_bags(args.bags)
     if args.output and len(args.bags) > 1:
         return usage("-o/--output takes one bag; use --output-dir for several")
+    if not args.observer_max_gap > 0:
+        return usage("--observer-max-gap must be positive")
+    if not args.observer_gain > 0:
+        return usage("--observer-gain must be positive")
+    if not args.mimic_tolerance >= 0:
+        return usage("--mimic-tolerance must be zero or positive")
     if args.jobs is not None and args.jobs < 1:
         return usage("--jobs must be at least 1")
     if not args.base_state_timeout > 0:
@@ -460,6 +489,10 @@ def _bag(args) -> int:
         write_bag_storage=args.write_bag,
         plot=args.plot,
         observer_gain=args.observer_gain,
+        observer_max_gap=args.observer_max_gap,
+        mimic=args.mimic,
+        mimic_tolerance=args.mimic_tolerance,
+        strict=args.strict,
         root_joint=args.root_joint,
         odometry_topic=args.odometry_topic,
         base_state_timeout=args.base_state_timeout,
