@@ -84,7 +84,7 @@ def _read(path, urdf, *, topic, description_topic, gravity, progress, root_joint
     store = typestore()
     reader = open_reader(path)
     try:
-        check_storage(reader)
+        check_storage(path)
         notes: list[str] = []
         conns = pick_joint_states(reader, path, topic)
         if urdf is not None:

@@ -104,12 +104,13 @@ def check_sqlite(file: Path) -> None:
         raise BagError(f"{file}: storage damaged: SQLite quick_check: {problems}")
 
 
-def check_storage(reader) -> None:
-    """The SQLite checks on every storage file of an open rosbags Reader (MCAP's are
-    rosbags' own)."""
-    for file in getattr(reader, "paths", ()):
-        if Path(file).suffix == ".db3":
-            check_sqlite(Path(file))
+def check_storage(path: Path) -> None:
+    """The SQLite checks on every storage file of the bag at ``path`` (a rosbag2 directory or
+    a storage file); MCAP's are rosbags' own."""
+    files = [path] if path.is_file() else sorted(path.glob("*.db3")) if path.is_dir() else []
+    for file in files:
+        if file.suffix == ".db3":
+            check_sqlite(file)
 
 
 def check_counts(path: Path, conns, counts: dict) -> None:
