@@ -4,7 +4,7 @@
     coriolis-ros check robot.urdf [--samples 20] [--seed 0]
     coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
                      [--urdf FILE] [--write-bag] [--plot] [--root-joint floating
-                     [--odometry-topic /odom]]
+                     [--odometry-topic /odom]] [--mimic follow|independent] [--strict]
     coriolis-ros echo [TOPIC] [--once | --count N] [--field F...] [--format text|json]
     coriolis-ros call compute_dynamics|christoffel|reset_observer [--joint-names ...]
                       [--position ...] [--velocity ...]
@@ -25,7 +25,8 @@ symbols (n, n, n);
 ``echo``, ``call`` and ``plot`` talk to a running node (:mod:`coriolis_ros.node.tools`;
 they need rclpy, so not the ROS-free pip install), for users without the ``ros2`` command.
 Exit codes: 0 success, 1 a check failed or a bag could not be processed (the others
-are), 2 bad arguments or an unusable URDF.
+are: a bag that is damaged, gives no row, or lacks joints of the model, named), 2 bad
+arguments or an unusable URDF.
 """
 
 from __future__ import annotations
