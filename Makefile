@@ -8,6 +8,10 @@
 #   make run URDF=robot.urdf [ARGS='-p update_rate:=500.0']
 #                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
+#   make mutation mutation testing of the stream and Python-level dynamics modules (scripts/
+#                 mutation.py; long: MUTATION_ARGS='--module stream/mimic_check.py' for one);
+#                 not part of make test. docs/testing.md has the scores.
+#   make fuzz     the full fuzz budget (CORIOLIS_FUZZ=full test/test_fuzz_stream.py)
 #   make lint     ruff check
 #   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
 # Pass pytest arguments with PYTEST_ARGS, e.g. make test PYTEST_ARGS="test/test_install.py -x".
@@ -20,7 +24,8 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
 DEMO_ARGS ?= --output docs/closed_loop.png --summary docs/closed_loop.json
 
-.PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean
+.PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean \
+	mutation fuzz
 
 setup:
 	scripts/setup.sh
@@ -53,6 +58,14 @@ run-args:
 bench: setup
 	@if [ -f bench/run_all.py ]; then scripts/run.sh python bench/run_all.py; \
 	else echo "bench/run_all.py does not exist yet: no benchmarks to run"; fi
+
+# Mutants are written over the installed copy of each module, so install the tree first.
+MUTATION_ARGS ?=
+mutation: setup
+	$(VENV)/bin/python scripts/mutation.py $(MUTATION_ARGS)
+
+fuzz: setup
+	CORIOLIS_FUZZ=full $(VENV)/bin/pytest -q -p no:cacheprovider test/test_fuzz_stream.py
 
 lint:
 	scripts/setup.sh --venv-only
