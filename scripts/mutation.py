@@ -28,6 +28,7 @@ import ast
 import copy
 import json
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -35,15 +36,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STREAM_TESTS = [
-    "test/test_offline_bag_stream.py",
-    "test/test_stream_mutants.py",
-    "test/test_node_mimic_check.py",
-    "test/test_node_observer_feed.py",
-    "test/test_node_base_state.py",
-    "test/test_bag_equals_node.py",
-    "test/test_node_units.py",
-]
+UNITS = "test/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
+BUFFER_TESTS = [UNITS, "test/test_offline_bag_stream.py", "test/test_bag_equals_node.py",
+                "test/test_node_units.py"]  # fmt: skip
 DYNAMICS_TESTS = [
     "test/test_dynamics_input_edges.py",
     "test/test_finite_urdf.py",
@@ -54,16 +49,17 @@ DYNAMICS_TESTS = [
 # module (under coriolis_ros/) -> its tests. The Numba kernels (dynamics/kernels/) are left
 # out: every mutant would recompile them (minutes each).
 TARGETS = {
-    "stream/joint_state_buffer.py": STREAM_TESTS,
-    "stream/mimic_check.py": STREAM_TESTS,
-    "stream/observer_feed.py": STREAM_TESTS,
-    "stream/base_state.py": STREAM_TESTS,
-    "stream/odometry_wire.py": STREAM_TESTS,
+    "stream/joint_state_buffer.py": BUFFER_TESTS,
+    "stream/mimic_check.py": [UNITS, "test/test_node_mimic_check.py"],
+    "stream/observer_feed.py": [UNITS, "test/test_node_observer_feed.py",
+                                "test/test_bag_equals_node.py"],
+    "stream/base_state.py": ["test/test_node_base_state.py", "test/test_offline_bag_base.py"],
+    "stream/odometry_wire.py": ["test/test_node_odometry_wire.py", "test/test_node_base_state.py"],
     "stream/loop_check.py": ["test/test_node_loops.py", "test/test_node_units.py"],
     "dynamics/urdf_checks.py": DYNAMICS_TESTS,
     "dynamics/observer.py": ["test/test_momentum_observer.py", "test/test_node_observer_feed.py"],
     "dynamics/budgets.py": ["test/test_budgets.py"],
-}
+}  # fmt: skip
 
 _COMPARE = {
     ast.Lt: [ast.LtE, ast.NotEq], ast.LtE: [ast.Lt], ast.Gt: [ast.GtE, ast.NotEq],
@@ -235,6 +231,10 @@ def main(argv=None) -> int:
     parser.add_argument("--report", default="mutation-report.json")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
+    # Interrupted (Ctrl-C, or SIGTERM from a job control): unwind, so `finally` puts the
+    # original module back (signals ignored by a background shell are taken back too).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     modules = args.module or list(TARGETS)
     if args.list:
         for module in modules:
