@@ -286,3 +286,15 @@ def test_rows_that_are_not_finite_are_refused():
     assert keep.tolist() == [False, False, False, True]
     kept = offline.take_rows(arrays, keep)
     assert kept["header.stamp"].tolist() == [3] and kept["joint_names"].tolist() == ["a", "b"]
+
+
+def test_joints_that_never_had_a_velocity_are_noted(tmp_path, dyn):
+    names = list(dyn.joint_names)
+    stamps, Q, V = trajectory(dyn.nv, 5)
+    msgs = [(int(s) + 1, joint_state(s, names, Q[k])) for k, s in enumerate(stamps)]
+    msgs[3] = (int(stamps[3]) + 1, joint_state(stamps[3], names, Q[3], V[3]))
+    _, rec = offline.read_recording(write_bag(tmp_path / "nov", "mcap", msgs, URDF))
+    assert "rows with joints that never had a velocity (0 used): 3, joints: joint1" in (
+        " ".join(rec.notes)
+    )
+    assert not rec.velocity[:3].any() and np.array_equal(rec.velocity[3:], V[[3, 3]])

@@ -105,6 +105,8 @@ class RowStream:
         self.stamps = {ZERO_STAMP: 0, FUTURE_STAMP: 0}
         self.normalized = 0
         self.messages = 0
+        self.no_velocity = 0  # rows with joints that never had a velocity (0 used)
+        self.no_velocity_names: set[str] = set()
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -166,6 +168,9 @@ class RowStream:
         if take.missing:
             self.skip(BEFORE_COMPLETE)
             return
+        if take.no_velocity:  # the node warns likewise, and uses 0
+            self.no_velocity += 1
+            self.no_velocity_names.update(take.no_velocity)
         if self.base is not None:
             if self.base.fill(self._q, self._qd, stamp_ns):
                 self.skip(
@@ -221,6 +226,12 @@ class RowStream:
             notes.append(
                 "joint states stamped more than 0.5 s after the bag recorded them, used as is: "
                 f"{self.stamps[FUTURE_STAMP]}"
+            )
+        if self.no_velocity:
+            names = name_list(sorted(self.no_velocity_names))
+            notes.append(
+                f"rows with joints that never had a velocity (0 used): {self.no_velocity}, "
+                f"joints: {names}"
             )
         if self.mimic_off:
             worst = ", ".join(
