@@ -82,13 +82,26 @@ def _docstrings(tree) -> set[int]:
     return ids
 
 
+def _annotations(tree) -> set[int]:
+    """Nodes inside type annotations (never evaluated: ``from __future__ import annotations``)."""
+    roots = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roots.append(node.returns)
+        elif isinstance(node, ast.arg):
+            roots.append(node.annotation)
+        elif isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {id(n) for root in roots if root is not None for n in ast.walk(root)}
+
+
 def sites(tree, source_lines) -> list[tuple]:
     """[(walk index, kind, detail, line)] of every mutation in ``tree``."""
-    skip = _docstrings(tree)
+    skip = _docstrings(tree) | _annotations(tree)
     out = []
     for k, node in enumerate(ast.walk(tree)):
         line = getattr(node, "lineno", 0)
-        if line and "pragma: no mutate" in source_lines[line - 1]:
+        if id(node) in skip or (line and "pragma: no mutate" in source_lines[line - 1]):
             continue
         if isinstance(node, ast.Compare):
             for j, op in enumerate(node.ops):
@@ -101,7 +114,7 @@ def sites(tree, source_lines) -> list[tuple]:
             out.append((k, "boolop", ast.Or if isinstance(node.op, ast.And) else ast.And, line))
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             out.append((k, "not", None, line))
-        elif isinstance(node, ast.Constant) and id(node) not in skip:
+        elif isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, bool):
                 out.append((k, "const", not value, line))

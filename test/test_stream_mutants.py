@@ -211,12 +211,26 @@ def test_unknown_and_follower_only_and_ignored():
     assert r.status == ACCEPTED and buf.extra_position.tolist() == [0.2]
 
 
-def test_layout_cache_is_bounded_and_still_correct():
+def test_layout_cache_is_bounded_at_64_and_still_correct():
     buf = JointStateBuffer(tuple(f"j{k}" for k in range(70)))
-    for k in range(70):
+    for k in range(64):
         buf.update([f"j{k}"], [float(k)], [], 0, k, 0.0)
-    assert len(buf._layouts) <= jsb._MAX_LAYOUTS
+    assert len(buf._layouts) == 64  # at the bound: all kept
+    buf.update(["j64"], [64.0], [], 0, 64, 0.0)
+    assert len(buf._layouts) == 1  # past it: cleared, then the new one
+    for k in range(65, 70):
+        buf.update([f"j{k}"], [float(k)], [], 0, k, 0.0)
     assert buf.complete and buf.position.tolist() == [float(k) for k in range(70)]
+
+
+def test_unknown_names_remembered_up_to_1000():
+    buf = _buffer()
+    for k in range(1000):
+        r = buf.update(["a", f"x{k}"], [0.0, 0.0], [], 0, "s", 0.0)
+        assert r.new_unknown == [f"x{k}"]
+    # the memory is full: further names are not reported (a flood cannot grow it)
+    assert buf.update(["a", "x1000"], [0.0, 0.0], [], 0, "s", 0.0).new_unknown == []
+    assert len(buf._warned_unknown) == 1000
 
 
 def test_resolve_request_both_sides():
