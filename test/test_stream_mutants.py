@@ -99,6 +99,9 @@ def test_value_bound_both_sides(what):
     assert check(BEYOND) == f"{what} beyond ±1e+50 for b"
     assert check(-BEYOND) == f"{what} beyond ±1e+50 for b"
     assert check(math.nan) == f"non-finite {what} (NaN/inf) for b"
+    both = np.array([MAX_ABS, BEYOND])  # only the one beyond the bound is named
+    q, v = (both, np.zeros(2)) if what == "position" else (np.zeros(2), both)
+    assert check_arrays(names, q, v) == f"{what} beyond ±1e+50 for b"
     assert check(-math.inf) == f"non-finite {what} (NaN/inf) for b"
 
 
@@ -225,12 +228,15 @@ def test_layout_cache_is_bounded_at_64_and_still_correct():
 
 def test_unknown_names_remembered_up_to_1000():
     buf = _buffer()
-    for k in range(1000):
+    for k in range(999):
         r = buf.update(["a", f"x{k}"], [0.0, 0.0], [], 0, "s", 0.0)
         assert r.new_unknown == [f"x{k}"]
+    # below the bound, a message's new names are all remembered (999 + 3 = 1002)
+    r = buf.update(["a", "y0", "y1", "y2"], [0.0] * 4, [], 0, "s", 0.0)
+    assert r.new_unknown == ["y0", "y1", "y2"]
     # the memory is full: further names are not reported (a flood cannot grow it)
-    assert buf.update(["a", "x1000"], [0.0, 0.0], [], 0, "s", 0.0).new_unknown == []
-    assert len(buf._warned_unknown) == 1000
+    assert buf.update(["a", "z"], [0.0, 0.0], [], 0, "s", 0.0).new_unknown == []
+    assert len(buf._warned_unknown) == 1002
 
 
 def test_resolve_request_both_sides():
@@ -308,6 +314,8 @@ def test_observer_equals_the_library_and_pauses_on_missing_effort(dyn):
             bad[3] = math.nan
             assert feed.update(stamp, q, qd, bad) == PAUSED and not feed.valid
             assert feed.missing_names(bad) == [dyn.joint_names[3]]
+            bad[0] = MAX_ABS  # at the bound: not missing
+            assert feed.missing_names(bad) == [dyn.joint_names[3]]
             bad[3] = BEYOND
             assert feed.update(stamp, q, qd, bad) == PAUSED
             continue
@@ -317,6 +325,11 @@ def test_observer_equals_the_library_and_pauses_on_missing_effort(dyn):
         assert np.array_equal(feed.estimate, want), k
     feed.reset()
     assert not feed.valid and feed.stamp_ns is None and not feed.estimate.any()
+
+
+def test_observer_gain_error_names_the_bad_value():
+    with pytest.raises(ValueError, match=r"got .*-2\.0"):
+        observer_gains([1.0] * 6 + [-2.0], 7)
 
 
 @pytest.mark.parametrize("value, ok", [
@@ -339,3 +352,95 @@ def test_observer_max_gap_both_sides(dyn, gap, ok):
     else:
         with pytest.raises(ValueError, match="observer_max_gap"):
             ObserverFeed(dyn, 1.0, gap)
+
+
+def test_initial_flags_and_take_clears_the_extra_flag():
+    buf = _buffer(extra=("m",))
+    assert buf.effort_complete is False and buf.extra_pending is False
+    assert buf.complete is False and buf.stamp is None and buf.pending == 0
+    buf.update(["a", "b", "c", "m"], [0, 0, 0, 0.1], [], 0, "s", 0.0)
+    assert buf.extra_pending is True
+    buf.take(np.zeros(3), np.zeros(3))
+    assert buf.extra_pending is False
+
+
+def test_a_name_tuple_reuses_its_layout():
+    buf = _buffer()
+    for k in range(3):
+        buf.update(("a", "b", "c"), [k, 0, 0], [], 0, k, 0.0)
+    assert len(buf._layouts) == 1 and buf.position[0] == 2.0
+
+
+def test_a_one_joint_model_starts_incomplete_without_velocity():
+    buf = JointStateBuffer(("a",))
+    assert not buf.complete
+    take = buf.take(np.zeros(1), np.zeros(1))
+    assert take.missing == ("a",)
+    buf.update(["a"], [0.3], [], 0, "s", 0.0)
+    take = buf.take(np.zeros(1), np.zeros(1))
+    assert take.missing == () and take.no_velocity == ("a",)
+    assert JointStateBuffer(()).complete  # no joint: complete from the start
+
+
+def test_the_first_extra_name_is_tracked_beside_model_joints():
+    buf = _buffer(extra=("m", "n"))
+    buf.update(["a", "b", "c"], [0, 0, 0], [], 0, "s", 0.0)
+    buf.take(np.zeros(3), np.zeros(3))
+    assert not buf.extra_pending and not buf.extra_has_position.any()
+    buf.update(["a", "m"], [0.1, 0.2], [], 0, "t", 1.0)  # m: the first extra (index n)
+    assert buf.extra_pending and buf.extra_has_position.tolist() == [True, False]
+
+
+def test_stale_velocity_bounds_on_each_side():
+    buf = _buffer()
+    buf.update(["a", "b", "c"], [0, 0, 0], [0, 0, 0], 0, "s", 10.0)
+    buf.update(["b"], [0], [0], 0, "s", 10.5)  # b: position and velocity at 10.5
+    buf.update(["a"], [0], [], 0, "s", 10.5)  # a: position at 10.5, velocity at 10.0
+    buf.update(["c"], [0], [0], 0, "s", 11.0)  # c: fresh
+    # a's velocity is older than 0.5 s while its position is exactly 0.5 s old: reported;
+    # b's velocity is exactly 0.5 s old: not yet; c is fresh
+    assert buf.stale_velocity(11.0, 0.5) == ("a",)
+    # timeout 0 turns the check off, even for a joint whose position is new
+    assert buf.stale_velocity(10.5, 0.0) == ()
+    # stale: a and b exactly 0.5 s old are not stale
+    assert buf.stale(11.0, 0.5) == ()
+    other = _buffer()
+    other.update(["a", "b", "c"], [0, 0, 0], [], 0, "s", 10.0)
+    other.update(["a"], [0], [], 0, "s", 10.5)
+    assert other.stale(11.0, 0.5) == ("b", "c")  # a exactly at the timeout: not stale
+
+
+def test_seed_from_takes_over_shared_joints_only():
+    old = _buffer()
+    old.update(["a", "b", "c"], [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], 3, "s", 5.0,
+               effort=[7.0, 8.0, 9.0])  # fmt: skip
+    new = JointStateBuffer(("c", "d", "a"))
+    new.seed_from(old)
+    assert new.position.tolist() == [3.0, 0.0, 1.0] and new.missing() == ("d",)
+    assert new.velocity.tolist() == [0.3, 0.0, 0.1] and new.stamp == "s"
+    assert new.effort[0] == 9.0 and math.isnan(new.effort[1]) and not new.effort_complete
+
+
+def test_observer_pauses_without_base_state():
+    from pathlib import Path
+
+    import coriolis_ros
+    from coriolis_ros.stream.base_state import BaseStateBuffer
+    from coriolis_ros.stream.observer_feed import PAUSED_BASE
+
+    urdf = (Path(coriolis_ros.__file__).parent / "robots" / "quadruped12.urdf").read_text()
+    dyn = Dynamics.from_urdf(urdf, root_joint="floating")
+    base = BaseStateBuffer("floating", dyn.root_link, 0.1)
+    feed = ObserverFeed(dyn, 10.0, 0.1)
+    assert feed.last_gap == 0.0 and feed.base_wait == ""
+    assert set(feed.counts.values()) == {0}
+    n = dyn.nv - 6
+    z = np.zeros(n)
+    assert feed.update_measured(10**18, base, z, z, z) == PAUSED_BASE
+    assert feed.base_wait and not feed.valid and feed.counts[PAUSED_BASE] == 1
+    base.update(dyn.root_link, "odom", [0, 0, 0.5], [0, 0, 0, 1], [0, 0, 0], [0, 0, 0], 10**18)
+    assert feed.update_measured(10**18, base, z, z, z) == OK and feed.valid
+    assert feed.counts[PAUSED_BASE] == 1
+    # odometry too old for the next joint state: paused again, the estimate invalid
+    assert feed.update_measured(10**18 + 200_000_000, base, z, z, z) == PAUSED_BASE
+    assert not feed.valid and feed.counts[PAUSED_BASE] == 2
