@@ -298,3 +298,27 @@ def test_joints_that_never_had_a_velocity_are_noted(tmp_path, dyn):
         " ".join(rec.notes)
     )
     assert not rec.velocity[:3].any() and np.array_equal(rec.velocity[3:], V[[3, 3]])
+
+
+def test_states_the_model_refuses_are_left_out_as_the_node_leaves_them(tmp_path):
+    """arm7_rotors: joint1 at 1e50 is a valid JointState, but its rotor (100 q) is beyond the
+    library's bound: the node's tick fails on that state (nothing published); the bag leaves
+    the row out and counts it, the others are written."""
+    urdf = (ARM.parent / "arm7_rotors.urdf").read_text()
+    dyn = Dynamics.from_urdf(urdf)
+    names = list(dyn.joint_names)
+    stamps, Q, V = trajectory(dyn.nv, 6)
+    Q[2, 0] = 1e50
+    E = np.ones_like(Q)
+    msgs = [(int(s) + 1, joint_state(s, names, Q[k], V[k], E[k])) for k, s in enumerate(stamps)]
+    result = offline.process_bag(write_bag(tmp_path / "r", "mcap", msgs, urdf), tmp_path / "r.npz")
+    assert result.ok, result.error
+    assert result.skipped == {"refused by the model (its input check): not published": 1}
+    assert "momentum observer updates refused by the model" in " ".join(result.notes)
+    data = np.load(tmp_path / "r.npz")
+    assert np.array_equal(data["header.stamp"], np.delete(stamps, 2))
+    assert np.isfinite(data["coriolis_force"]).all() and np.isfinite(data["external_effort"]).all()
+    Q[2, 0] = 0.5  # the other side: a state the model takes
+    msgs = [(int(s) + 1, joint_state(s, names, Q[k], V[k], E[k])) for k, s in enumerate(stamps)]
+    result = offline.process_bag(write_bag(tmp_path / "s", "mcap", msgs, urdf), tmp_path / "s.npz")
+    assert result.ok and result.skipped == {} and result.rows == 6

@@ -71,6 +71,7 @@ from .bag_output import (  # noqa: F401 - the module's public names
     coriolis_typestore,
     find_msg_definition,
     finite_rows,
+    model_rows,
     output_stem,
     result_arrays,
     take_rows,
@@ -153,10 +154,7 @@ def process_bag(
             **read_options,
         )  # fmt: skip
         t1 = time.perf_counter()
-        terms = compute_terms(
-            dyn, rec.position, rec.velocity, fields, progress=lambda d, t: stage("compute", d, t)
-        )
-        arrays = result_arrays(rec, terms)
+        arrays = _terms(dyn, rec, fields, lambda d, t: stage("compute", d, t), bag)
         keep = finite_rows(arrays)
         if not keep.all():
             bad = int((~keep).sum())
@@ -200,6 +198,23 @@ def process_bag(
     if len(stamps) > 1:
         result.duration = (int(stamps[-1]) - int(stamps[0])) * 1e-9
     return result
+
+
+def _terms(dyn, rec, fields, progress, bag) -> dict:
+    """result_arrays with the terms; rows the model refuses are left out and counted (the
+    node's tick fails on such a state and publishes nothing)."""
+    try:
+        return result_arrays(rec, compute_terms(dyn, rec.position, rec.velocity, fields,
+                                                progress=progress))  # fmt: skip
+    except ValueError:
+        keep = model_rows(dyn, rec.position, rec.velocity)
+    if not keep.any():
+        raise BagError(f"{bag}: no rows: the model refuses every state (its input check)")
+    rec.skipped["refused by the model (its input check): not published"] = int((~keep).sum())
+    arrays = take_rows(result_arrays(rec, {}), keep)
+    arrays.update(compute_terms(dyn, arrays["position"], arrays["velocity"], fields,
+                                progress=progress))  # fmt: skip
+    return arrays
 
 
 def _observer_note(arrays: dict) -> str:

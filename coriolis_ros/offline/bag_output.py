@@ -82,6 +82,18 @@ def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHU
     return out
 
 
+def model_rows(dyn, Q, V) -> np.ndarray:
+    """(T,) bool: the rows the library accepts, tried one by one (its input check: e.g. a
+    geared rotor's coordinate, N times its joint's, beyond ±1e50)."""
+    ok = np.ones(len(Q), dtype=bool)
+    for t in range(len(Q)):
+        try:
+            dyn.coriolis_vectors(Q[t], V[t])
+        except ValueError:
+            ok[t] = False
+    return ok
+
+
 def finite_rows(arrays: dict, optional=("external_effort",)) -> np.ndarray:
     """(T,) bool: rows whose every value is finite, as the node checks a message before
     publishing it. ``optional`` fields are NaN where they have no value (the observer's

@@ -105,6 +105,7 @@ class RowStream:
         self.stamps = {ZERO_STAMP: 0, FUTURE_STAMP: 0}
         self.normalized = 0
         self.messages = 0
+        self.observer_failed = 0
         self.no_velocity = 0  # rows with joints that never had a velocity (0 used)
         self.no_velocity_names: set[str] = set()
 
@@ -151,9 +152,12 @@ class RowStream:
             if problem is not None:
                 self.stamps[problem] += 1
             if self.feed is not None and buffer.complete:
-                self.feed.update_measured(
-                    stamp_ns, self.base, buffer.position, buffer.velocity, buffer.effort
-                )
+                try:
+                    self.feed.update_measured(
+                        stamp_ns, self.base, buffer.position, buffer.velocity, buffer.effort
+                    )
+                except ValueError:  # a state the model refuses: reported, as by the node
+                    self.observer_failed += 1
         if self.mimic_check is not None and buffer.extra_pending:
             off = self.mimic_check.check()
             if off:
@@ -226,6 +230,11 @@ class RowStream:
             notes.append(
                 "joint states stamped more than 0.5 s after the bag recorded them, used as is: "
                 f"{self.stamps[FUTURE_STAMP]}"
+            )
+        if self.observer_failed:
+            notes.append(
+                "momentum observer updates refused by the model (a follower beyond ±1e50): "
+                f"{self.observer_failed}"
             )
         if self.no_velocity:
             names = name_list(sorted(self.no_velocity_names))
