@@ -11,6 +11,10 @@
 #   make run URDF=robot.urdf [ARGS='-p update_rate:=500.0']
 #                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
+#   make mutation mutation testing of the stream and Python-level dynamics modules (scripts/
+#                 mutation.py; long: MUTATION_ARGS='--module stream/mimic_check.py' for one);
+#                 not part of make test. docs/testing.md has the scores.
+#   make fuzz     the full fuzz budget (CORIOLIS_FUZZ=full test/test_fuzz_stream.py)
 #   make lint     ruff check
 #   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
 # Pass pytest arguments with PYTEST_ARGS, e.g. make test PYTEST_ARGS="test/packaging/test_install.py -x".
@@ -26,7 +30,8 @@ ADAPTIVE_ARGS ?= --controller adaptive --parameter-error 0.5 --duration 6 \
 	--push-start 1000 --push-end -1 \
 	--output docs/closed_loop_adaptive.png --summary docs/closed_loop_adaptive.json
 
-.PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean
+.PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean \
+	mutation fuzz
 
 setup:
 	scripts/setup.sh
@@ -60,6 +65,14 @@ run-args:
 bench: setup
 	@if [ -f bench/run_all.py ]; then scripts/run.sh python bench/run_all.py; \
 	else echo "bench/run_all.py does not exist yet: no benchmarks to run"; fi
+
+# Mutants are written over the installed copy of each module, so install the tree first.
+MUTATION_ARGS ?=
+mutation: setup
+	$(VENV)/bin/python scripts/mutation.py $(MUTATION_ARGS)
+
+fuzz: setup
+	CORIOLIS_FUZZ=full $(VENV)/bin/pytest -q -p no:cacheprovider test/test_fuzz_stream.py
 
 lint:
 	scripts/setup.sh --venv-only

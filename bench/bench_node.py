@@ -122,12 +122,20 @@ def _reply(text: str) -> None:
 
 
 def _dof_joints(urdf: str) -> list[str]:
-    """Names of the revolute, continuous and prismatic joints (the model's DoFs)."""
+    """Names of the revolute, continuous and prismatic joints that are coordinates (the
+    model's DoFs): a joint that follows another (a geared rotor's, named by a <coupling>
+    element as its successor's joint) is left out, as a robot driver publishes its motors'
+    joints only."""
     import xml.etree.ElementTree as ET
 
     root = ET.fromstring(urdf)
+    child_joint = {j.find("child").get("link"): j.get("name") for j in root.iter("joint")
+                   if j.find("child") is not None}
+    followers = {child_joint.get(c.find("successor").get("link"))
+                 for c in root.iter("coupling") if c.find("successor") is not None}
     return [j.get("name") for j in root.iter("joint")
-            if j.get("type") in ("revolute", "continuous", "prismatic")]
+            if j.get("type") in ("revolute", "continuous", "prismatic")
+            and j.get("name") not in followers]
 
 
 def _root_link(urdf: str) -> str:

@@ -30,6 +30,7 @@ SCRIPTS = {
     "floating": ("bench_floating.py", "bench_floating"),
     "reduction": ("bench_reduction.py", "bench_reduction"),  # Safeea; mimic reduction cost
     "rotors": ("bench_rotors.py", "bench_rotors"),  # geared rotors vs the Pinocchio route
+    "mimic": ("bench_mimic.py", "bench_mimic"),  # coupled models vs all joints independent
     "task_space": ("bench_task_space.py", "bench_task_space"),  # frame J, Jdot; Lambda, mu
     "regressor": ("bench_regressor.py", "bench_regressor"),  # regressors, parameter updates
     "adaptive": ("bench_adaptive.py", "bench_adaptive"),  # one adaptive-control tick

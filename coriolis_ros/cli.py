@@ -4,7 +4,7 @@
     coriolis-ros check robot.urdf [--samples 20] [--seed 0]
     coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
                      [--urdf FILE] [--write-bag] [--plot] [--root-joint floating
-                     [--odometry-topic /odom]]
+                     [--odometry-topic /odom]] [--mimic follow|independent] [--strict]
     coriolis-ros identify BAG [--urdf FILE] [-o PARAMS.json] [--window N] [--prior-weight W]
     coriolis-ros echo [TOPIC] [--once | --count N] [--field F...] [--format text|json]
     coriolis-ros call compute_dynamics|christoffel|reset_observer [--joint-names ...]
@@ -28,7 +28,8 @@ efforts (:mod:`coriolis_ros.offline.identify`).
 ``echo``, ``call`` and ``plot`` talk to a running node (:mod:`coriolis_ros.node.tools`;
 they need rclpy, so not the ROS-free pip install), for users without the ``ros2`` command.
 Exit codes: 0 success, 1 a check failed or a bag could not be processed (the others
-are), 2 bad arguments or an unusable URDF.
+are: a bag that is damaged, gives no row, or lacks joints of the model, named), 2 bad
+arguments or an unusable URDF.
 """
 
 from __future__ import annotations
@@ -147,7 +148,11 @@ def _parser() -> argparse.ArgumentParser:
         "(keys, columns: the message's field names). Bags are processed in parallel on the "
         "local cores; a bag that cannot be read is reported and the others are still processed.",
     )
-    bag.add_argument("bags", nargs="+", metavar="BAG", help="rosbag2 directory or storage file")
+    bag.add_argument(
+        "bags", nargs="+", metavar="BAG",
+        help="rosbag2 directory or storage file, or a directory holding bags (each is read, "
+        "in natural order)",
+    )  # fmt: skip
     where = bag.add_mutually_exclusive_group()
     where.add_argument(
         "-o", "--output", help="output file, Parquet if it ends in .parquet, else .npz (one bag)"
@@ -195,6 +200,24 @@ def _parser() -> argparse.ArgumentParser:
     bag.add_argument(
         "--observer-gain", type=float, default=50.0, help="momentum observer gain (1/s)"
     )
+    bag.add_argument(
+        "--observer-max-gap", type=float, default=0.1,
+        help="largest stamp step (s) the observer integrates; a longer one restarts it (0.1)",
+    )  # fmt: skip
+    bag.add_argument(
+        "--mimic", choices=("follow", "independent"), default="follow",
+        help="URDF mimic joints: follow their leader (default; their recorded values are "
+        "checked against it) or independent degrees of freedom, as the node's parameter",
+    )  # fmt: skip
+    bag.add_argument(
+        "--mimic-tolerance", type=float, default=1e-3,
+        help="a recorded mimic joint further than this from its leader is reported (1e-3)",
+    )  # fmt: skip
+    bag.add_argument(
+        "--strict", action="store_true",
+        help="a bad message (undecodable, or rejected as the node rejects it) fails its bag "
+        "instead of being counted and skipped",
+    )  # fmt: skip
     bag.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     identify_cli.add_parser(sub)
@@ -429,8 +452,15 @@ def _bag(args) -> int:
         print(f"coriolis-ros bag: error: {message}", file=sys.stderr)
         return EXIT_USAGE
 
+    args.bags = offline.expand_bags(args.bags)
     if args.output and len(args.bags) > 1:
         return usage("-o/--output takes one bag; use --output-dir for several")
+    if not args.observer_max_gap > 0:
+        return usage("--observer-max-gap must be positive")
+    if not args.observer_gain > 0:
+        return usage("--observer-gain must be positive")
+    if not args.mimic_tolerance >= 0:
+        return usage("--mimic-tolerance must be zero or positive")
     if args.jobs is not None and args.jobs < 1:
         return usage("--jobs must be at least 1")
     if not args.base_state_timeout > 0:
@@ -475,6 +505,10 @@ def _bag(args) -> int:
         write_bag_storage=args.write_bag,
         plot=args.plot,
         observer_gain=args.observer_gain,
+        observer_max_gap=args.observer_max_gap,
+        mimic=args.mimic,
+        mimic_tolerance=args.mimic_tolerance,
+        strict=args.strict,
         root_joint=args.root_joint,
         odometry_topic=args.odometry_topic,
         base_state_timeout=args.base_state_timeout,

@@ -40,7 +40,7 @@ from . import bag as _bag
 def _dynamics(urdf: str, gravity: tuple[float, float, float]):
     from coriolis_ros.dynamics import Dynamics
 
-    return Dynamics.from_urdf(urdf, gravity=gravity, mimic="independent")  # as in bag.py
+    return Dynamics.from_urdf(urdf, gravity=gravity)  # mimic joints follow, as in the bag reader
 
 
 def terms_block(urdf: str, gravity, Q: np.ndarray, V: np.ndarray, fields) -> dict:

@@ -12,7 +12,7 @@ from support.bag_helpers import joint_state, storage_file, trajectory, trajector
 
 import coriolis_ros
 from coriolis_ros.cli import main
-from coriolis_ros.dynamics import Dynamics
+from coriolis_ros.dynamics import Dynamics, MomentumObserver
 from coriolis_ros.offline import bag as offline
 
 pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
@@ -202,10 +202,11 @@ def test_merging_partial_and_bad_messages(tmp_path, dyn):
     assert np.array_equal(rec.velocity, expect_v)
     assert rec.effort is None
     assert rec.unknown_joints == ("gripper",)
-    assert rec.skipped == {
+    assert rec.skipped == {  # the node's reasons (the same JointStateBuffer)
         "before every joint had a position": 1,
-        "NaN, infinite or huge (beyond ±1e50) position or velocity": 2,
-        "names and velocities differ in length": 1,
+        "rejected: non-finite position (NaN/inf) for joint1, joint2, joint3": 1,
+        "rejected: position beyond ±1e+50 for joint4, joint5, joint6, joint7": 1,
+        "rejected: 4 joint names but 3 velocities": 1,
         "no joint of the model": 1,
     }
 
@@ -232,34 +233,29 @@ def test_several_joint_state_topics_need_a_choice(tmp_path, dyn):
         offline.read_recording(tmp_path / "two", URDF, joint_states_topic="/nope")
 
 
-class _StubObserver:
-    """Stands in for issue 10's MomentumObserver to test the plumbing: records its calls."""
-
-    calls: list = []
-
-    def __init__(self, dyn, gain):
-        self.gain = gain
-        _StubObserver.calls = []
-
-    def update(self, t, q, qd, tau):
-        _StubObserver.calls.append((t, q.copy(), qd.copy(), tau.copy()))
-        return tau * self.gain + t
-
-
-def test_observer_hook_runs_on_rows_with_efforts(tmp_path, dyn, monkeypatch):
+def test_observer_runs_on_rows_with_efforts_and_never_on_a_stale_one(tmp_path, dyn):
+    """external_effort is the library's MomentumObserver over the rows whose message had
+    efforts, in order (t from the stamps); a message without effort pauses it (that row's
+    effort and estimate are NaN: the previous message's effort is not carried over), the next
+    row bridges the pause."""
     stamps, Q, V = trajectory(dyn.nv, 30, seed=6)
     effort = np.random.default_rng(7).normal(size=Q.shape)
-    bag = trajectory_bag(tmp_path / "eff", "sqlite3", dyn.joint_names, stamps, Q, V, URDF, effort)
-    monkeypatch.setattr(offline, "MomentumObserver", _StubObserver)
+    msgs = []
+    for t in range(30):
+        e = () if t == 10 else effort[t]
+        msgs.append((int(stamps[t]) + 1000, joint_state(stamps[t], dyn.joint_names, Q[t], V[t], e)))
+    bag = write_bag(tmp_path / "eff", "sqlite3", msgs, URDF)
     result = offline.process_bag(bag, tmp_path / "o.npz", observer_gain=3.0)
     assert result.ok, result.error
     data = np.load(tmp_path / "o.npz")
-    assert np.array_equal(data["effort"], effort)
-    seconds = (stamps - stamps[0]) * 1e-9
-    assert np.array_equal(data["external_effort"], effort * 3.0 + seconds[:, None])
-    assert [c[0] for c in _StubObserver.calls] == list(seconds)
-    assert all(np.array_equal(c[1], Q[k]) for k, c in enumerate(_StubObserver.calls))
-
+    assert np.isnan(data["effort"][10]).all() and np.isnan(data["external_effort"][10]).all()
+    keep = [t for t in range(30) if t != 10]
+    assert np.array_equal(data["effort"][keep], effort[keep])
+    observer = MomentumObserver(dyn, 3.0)
+    for t in keep:
+        r = observer.update((stamps[t] - stamps[0]) * 1e-9, Q[t], V[t], effort[t])
+        assert np.array_equal(data["external_effort"][t], r), t
+    assert "external_effort on 29 of 30 rows" in result.notes
 
 @pytest.mark.parametrize("storage", ["sqlite3", "mcap"])
 def test_offline_observer_recovers_an_injected_external_torque(tmp_path, dyn, storage):

@@ -254,12 +254,23 @@ def test_floating_outputs_keep_position_names(tmp_path, floating):
     assert np.array_equal(msgs[5].position, back["position"][5])
 
 
-def test_observer_is_fixed_base_only(floating):
-    estimate, note = offline.observer_estimate(
-        floating, np.arange(3), np.zeros((3, floating.nq)), np.zeros((3, floating.nv)),
-        np.zeros((3, floating.nv)), 50.0,
-    )  # fmt: skip
-    assert estimate is None and "fixed-base models only" in note
+def test_observer_runs_on_a_floating_base_as_in_the_node(tmp_path, floating):
+    """With efforts recorded, the observer runs on the whole model (the base from odometry,
+    zero applied effort on its rows), as the node's ObserverFeed does."""
+    messages, stamps, Q, V, pose, twist = _recording(floating, 30)
+    n = floating.nv - 6
+    effort = np.random.default_rng(2).normal(size=(30, n))
+    for k, (topic, _, msg) in enumerate(messages):
+        if topic == "/joint_states":
+            msg.effort = effort[k // 2]
+    bag = write_mixed_bag(tmp_path / "eff", "mcap", messages, URDF)
+    result = offline.process_bag(bag, tmp_path / "eff.npz", root_joint="floating")
+    assert result.ok, result.error
+    data = dict(np.load(tmp_path / "eff.npz"))
+    assert data["external_effort"].shape == (30, floating.nv)
+    assert np.isfinite(data["external_effort"]).all()
+    assert np.isnan(data["effort"][:, :6]).all() and np.array_equal(data["effort"][:, 6:], effort)
+    assert "external_effort on 30 of 30 rows" in result.notes
 
 
 def test_odometry_decoding_either_byte_order(floating):

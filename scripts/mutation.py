@@ -1,0 +1,273 @@
+"""Mutation testing of coriolis_ros's Python modules: do the tests notice a wrong operator?
+
+For each target module, every mutation site is found in its syntax tree: a comparison
+operator swapped (``<`` <-> ``<=``, ``<`` -> ``!=``, ``==`` <-> ``!=``, ``is`` <-> ``is not``,
+``in`` <-> ``not in``), an arithmetic one (``+`` <-> ``-``, ``*`` <-> ``/``, ``//`` -> ``/``),
+``and`` <-> ``or``, a ``not`` removed, a number changed (n -> n + 1, 0.0 -> 1.0, x -> 2x), a
+boolean constant flipped, an augmented assignment inverted (``+=`` <-> ``-=``), a ``return``
+value replaced by ``None``. One mutant at a time is written over the INSTALLED copy of the
+module (the tests import the installed package; the Numba kernels' caches stay valid since
+their files are untouched), the module's tests run (``pytest -x``), and the original is put
+back. A mutant is killed when the tests fail (or time out), survives when they pass.
+
+    python scripts/mutation.py                       # every target below
+    python scripts/mutation.py --module stream/joint_state_buffer.py [--max 50]
+    python scripts/mutation.py --list                # the targets and their tests
+
+Lines marked ``# pragma: no mutate`` are skipped, and so are docstrings and the text of
+messages (strings are never mutated). The score is killed / (killed + survived); the
+surviving mutants are printed with their line, to be killed by a test or shown equivalent.
+Results go to ``mutation-report.json`` (``--report``). If the run is interrupted, the
+original module is restored (``make install`` restores every module too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+UNITS = "test/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
+BUFFER_TESTS = [UNITS, "test/test_offline_bag_stream.py", "test/test_bag_equals_node.py"]
+DYNAMICS_TESTS = [
+    "test/test_dynamics_input_edges.py",
+    "test/test_finite_urdf.py",
+    "test/test_dynamics_urdf_errors.py",
+    "test/test_dynamics_api.py",
+    "test/test_momentum_observer.py",
+]
+# module (under coriolis_ros/) -> its tests. The Numba kernels (dynamics/kernels/) are left
+# out: every mutant would recompile them (minutes each).
+TARGETS = {
+    "stream/joint_state_buffer.py": BUFFER_TESTS,
+    "stream/mimic_check.py": [UNITS, "test/test_node_mimic_check.py"],
+    "stream/observer_feed.py": [UNITS, "test/test_node_observer_feed.py",
+                                "test/test_bag_equals_node.py"],
+    "stream/base_state.py": ["test/test_node_base_state.py", "test/test_offline_bag_base.py"],
+    "stream/odometry_wire.py": ["test/test_node_odometry_wire.py", "test/test_node_base_state.py"],
+    "stream/loop_check.py": ["test/test_node_loops.py", "test/test_node_units.py"],
+    "dynamics/urdf_checks.py": DYNAMICS_TESTS,
+    "dynamics/observer.py": ["test/test_momentum_observer.py", "test/test_node_observer_feed.py"],
+    "dynamics/budgets.py": ["test/test_budgets.py"],
+}  # fmt: skip
+
+_COMPARE = {
+    ast.Lt: [ast.LtE, ast.NotEq], ast.LtE: [ast.Lt], ast.Gt: [ast.GtE, ast.NotEq],
+    ast.GtE: [ast.Gt], ast.Eq: [ast.NotEq], ast.NotEq: [ast.Eq], ast.Is: [ast.IsNot],
+    ast.IsNot: [ast.Is], ast.In: [ast.NotIn], ast.NotIn: [ast.In],
+}  # fmt: skip
+_BINARY = {
+    ast.Add: [ast.Sub], ast.Sub: [ast.Add], ast.Mult: [ast.Div], ast.Div: [ast.Mult],
+    ast.FloorDiv: [ast.Div], ast.Mod: [ast.FloorDiv], ast.BitAnd: [ast.BitOr],
+    ast.BitOr: [ast.BitAnd],
+}  # fmt: skip
+
+
+def _docstrings(tree) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def _annotations(tree) -> set[int]:
+    """Nodes inside type annotations (never evaluated: ``from __future__ import annotations``)."""
+    roots = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roots.append(node.returns)
+        elif isinstance(node, ast.arg):
+            roots.append(node.annotation)
+        elif isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {id(n) for root in roots if root is not None for n in ast.walk(root)}
+
+
+def sites(tree, source_lines) -> list[tuple]:
+    """[(walk index, kind, detail, line)] of every mutation in ``tree``."""
+    skip = _docstrings(tree) | _annotations(tree)
+    out = []
+    for k, node in enumerate(ast.walk(tree)):
+        line = getattr(node, "lineno", 0)
+        if id(node) in skip or (line and "pragma: no mutate" in source_lines[line - 1]):
+            continue
+        if isinstance(node, ast.Compare):
+            for j, op in enumerate(node.ops):
+                for new in _COMPARE.get(type(op), []):
+                    out.append((k, "compare", (j, new), line))
+        elif isinstance(node, (ast.BinOp, ast.AugAssign)):
+            for new in _BINARY.get(type(node.op), []):
+                out.append((k, "binary", new, line))
+        elif isinstance(node, ast.BoolOp):
+            out.append((k, "boolop", ast.Or if isinstance(node.op, ast.And) else ast.And, line))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            out.append((k, "not", None, line))
+        elif isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool):
+                out.append((k, "const", not value, line))
+            elif isinstance(value, int):
+                out.append((k, "const", value + 1, line))
+            elif isinstance(value, float):
+                out.append((k, "const", 1.0 if value == 0.0 else 2.0 * value, line))
+        elif isinstance(node, ast.Return) and node.value is not None:
+            if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                out.append((k, "return", None, line))
+    return out
+
+
+def mutate(tree, site) -> str:
+    """The source of ``tree`` with one mutation applied (``tree`` itself is not changed)."""
+    index, kind, detail, _ = site
+    tree = copy.deepcopy(tree)
+    node = next(n for k, n in enumerate(ast.walk(tree)) if k == index)
+    if kind == "compare":
+        j, new = detail
+        node.ops[j] = new()
+    elif kind == "binary":
+        node.op = detail()
+    elif kind == "boolop":
+        node.op = detail()
+    elif kind == "not":
+        parent = _parent(tree, node)  # `not x` -> `x`
+        for field, value in ast.iter_fields(parent):
+            if value is node:
+                setattr(parent, field, node.operand)
+            elif isinstance(value, list):
+                for i, item in enumerate(value):
+                    if item is node:
+                        value[i] = node.operand
+    elif kind == "const":
+        node.value = detail
+    elif kind == "return":
+        node.value = ast.Constant(None)
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def _parent(tree, child):
+    for node in ast.walk(tree):
+        for value in ast.iter_child_nodes(node):
+            if value is child:
+                return node
+    raise LookupError("no parent")
+
+
+def describe(site, source_lines) -> str:
+    _, kind, detail, line = site
+    text = source_lines[line - 1].strip() if line else ""
+    if kind == "compare":
+        what = f"comparison -> {detail[1].__name__}"
+    elif kind == "binary":
+        what = f"operator -> {detail.__name__}"
+    elif kind == "boolop":
+        what = f"-> {detail.__name__}"
+    elif kind == "const":
+        what = f"constant -> {detail!r}"
+    else:
+        what = {"not": "`not` removed", "return": "returns None"}[kind]
+    return f"line {line}: {what}: {text[:90]}"
+
+
+def installed(module: str) -> Path:
+    site = Path(sysconfig.get_paths()["purelib"])
+    return site / "coriolis_ros" / module
+
+
+def run_tests(tests, timeout: float) -> tuple[bool, float]:
+    """(tests passed, seconds)."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    start = time.monotonic()
+    cmd = [str(Path(sys.executable).with_name("pytest")), "-x", "-q", "-p", "no:cacheprovider",
+           *tests]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, timeout=timeout)
+        passed = proc.returncode == 0
+    except subprocess.TimeoutExpired:
+        passed = False  # an endless loop: killed
+    return passed, time.monotonic() - start
+
+
+def run_module(module: str, tests: list, limit: int | None, log) -> dict:
+    target = installed(module)
+    source = (ROOT / "coriolis_ros" / module).read_text()
+    if target.read_text() != source:
+        raise SystemExit(f"{target} differs from the source tree: run `make install` first")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    found = sites(tree, lines)
+    if limit is not None:
+        found = found[:limit]
+    tests = [t for t in tests if (ROOT / t).exists()]
+    original = target.read_bytes()
+    target.write_text(ast.unparse(tree))  # the baseline: the unparsed original must pass
+    try:
+        ok, seconds = run_tests(tests, 1800)
+        if not ok:
+            raise SystemExit(f"{module}: the tests fail on the unmutated module")
+        timeout = max(30.0, 3 * seconds)
+        log(f"{module}: {len(found)} mutants, tests {seconds:.1f} s unmutated")
+        killed, survived = 0, []
+        for n, site in enumerate(found, 1):
+            target.write_text(mutate(tree, site))
+            passed, _ = run_tests(tests, timeout)
+            if passed:
+                survived.append(describe(site, lines))
+                log(f"  [{n}/{len(found)}] SURVIVED {survived[-1]}")
+            else:
+                killed += 1
+    finally:
+        target.write_bytes(original)
+    total = killed + len(survived)
+    score = killed / total if total else 1.0
+    log(f"{module}: killed {killed} of {total} ({100 * score:.1f} %)")
+    return {"mutants": total, "killed": killed, "score": score, "survived": survived}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--module", action="append", help="e.g. stream/joint_state_buffer.py")
+    parser.add_argument("--tests", nargs="+", help="test files (default: the module's)")
+    parser.add_argument("--max", type=int, help="at most this many mutants per module")
+    parser.add_argument("--report", default="mutation-report.json")
+    parser.add_argument("--list", action="store_true")
+    args = parser.parse_args(argv)
+    # Interrupted (Ctrl-C, or SIGTERM from a job control): unwind, so `finally` puts the
+    # original module back (signals ignored by a background shell are taken back too).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    modules = args.module or list(TARGETS)
+    if args.list:
+        for module in modules:
+            print(module, " ".join(TARGETS.get(module, [])))
+        return 0
+
+    def log(text):
+        print(text, flush=True)
+
+    report = {}
+    for module in modules:
+        tests = args.tests or TARGETS.get(module)
+        if not tests:
+            raise SystemExit(f"no tests known for {module}: pass --tests")
+        report[module] = run_module(module, tests, args.max, log)
+        Path(args.report).write_text(json.dumps(report, indent=1))
+    killed = sum(r["killed"] for r in report.values())
+    total = sum(r["mutants"] for r in report.values())
+    log(f"total: killed {killed} of {total} ({100 * killed / max(total, 1):.1f} %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
