@@ -2,6 +2,7 @@
 #   make setup    create/reuse .venv (Python 3.11 + ROS 2 Kilted wheels) and install the package
 #   make install  rebuild + install the current tree into .venv (incremental, ~1 s)
 #   make test     setup if needed, install, ruff check, pytest on test/ against the installed copy
+#   make test-fast  the unit tests not marked slow (test/unit, about 40 s; docs/testing.md)
 #   make demo     setup if needed, install, run python -m coriolis_ros.demo
 #   make demo-passivity  closed loop: the robot in MuJoCo, Slotine-Li, a push, the node's observer;
 #                 writes docs/closed_loop.png and docs/closed_loop.json (DEMO_ARGS to change);
@@ -14,7 +15,7 @@
 #   make mutation mutation testing of the stream and Python-level dynamics modules (scripts/
 #                 mutation.py; long: MUTATION_ARGS='--module stream/mimic_check.py' for one);
 #                 not part of make test. docs/testing.md has the scores.
-#   make fuzz     the full fuzz budget (CORIOLIS_FUZZ=full test/test_fuzz_stream.py)
+#   make fuzz     the full fuzz budget (CORIOLIS_FUZZ=full test/unit/test_fuzz_stream.py)
 #   make lint     ruff check
 #   make clean    remove build trees (keeps .venv);  make distclean  also removes .venv
 # Pass pytest arguments with PYTEST_ARGS, e.g. make test PYTEST_ARGS="test/packaging/test_install.py -x".
@@ -30,7 +31,7 @@ ADAPTIVE_ARGS ?= --controller adaptive --parameter-error 0.5 --duration 6 \
 	--push-start 1000 --push-end -1 \
 	--output docs/closed_loop_adaptive.png --summary docs/closed_loop_adaptive.json
 
-.PHONY: setup install test demo demo-passivity run run-args bench lint clean distclean \
+.PHONY: setup install test test-fast demo demo-passivity run run-args bench lint clean distclean \
 	mutation fuzz
 
 setup:
@@ -45,6 +46,12 @@ install:
 test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# Only the files without the module-level slow mark are collected (collecting the others
+# would import Pinocchio's, MuJoCo's and the node's heavier dependencies for nothing).
+FAST_TESTS = $(shell grep -L '^pytestmark = pytest.mark.slow' test/unit/test_*.py)
+test-fast: setup
+	$(VENV)/bin/pytest -q $(FAST_TESTS)
 
 demo: setup
 	scripts/run.sh python -m coriolis_ros.demo
@@ -72,7 +79,7 @@ mutation: setup
 	$(VENV)/bin/python scripts/mutation.py $(MUTATION_ARGS)
 
 fuzz: setup
-	CORIOLIS_FUZZ=full $(VENV)/bin/pytest -q -p no:cacheprovider test/test_fuzz_stream.py
+	CORIOLIS_FUZZ=full $(VENV)/bin/pytest -q -p no:cacheprovider test/unit/test_fuzz_stream.py
 
 lint:
 	scripts/setup.sh --venv-only

@@ -36,28 +36,31 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-UNITS = "test/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
-BUFFER_TESTS = [UNITS, "test/test_offline_bag_stream.py", "test/test_bag_equals_node.py"]
+UNITS = "test/unit/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
+BUFFER_TESTS = [UNITS, "test/unit/test_offline_bag_stream.py", "test/unit/test_bag_equals_node.py"]
 DYNAMICS_TESTS = [
-    "test/test_dynamics_input_edges.py",
-    "test/test_finite_urdf.py",
-    "test/test_dynamics_urdf_errors.py",
-    "test/test_dynamics_api.py",
-    "test/test_momentum_observer.py",
+    "test/unit/test_dynamics_input_edges.py",
+    "test/unit/test_finite_urdf.py",
+    "test/unit/test_dynamics_urdf_errors.py",
+    "test/unit/test_dynamics_api.py",
+    "test/unit/test_momentum_observer.py",
 ]
 # module (under coriolis_ros/) -> its tests. The Numba kernels (dynamics/kernels/) are left
 # out: every mutant would recompile them (minutes each).
 TARGETS = {
     "stream/joint_state_buffer.py": BUFFER_TESTS,
-    "stream/mimic_check.py": [UNITS, "test/test_node_mimic_check.py"],
-    "stream/observer_feed.py": [UNITS, "test/test_node_observer_feed.py",
-                                "test/test_bag_equals_node.py"],
-    "stream/base_state.py": ["test/test_node_base_state.py", "test/test_offline_bag_base.py"],
-    "stream/odometry_wire.py": ["test/test_node_odometry_wire.py", "test/test_node_base_state.py"],
-    "stream/loop_check.py": ["test/test_node_loops.py", "test/test_node_units.py"],
+    "stream/mimic_check.py": [UNITS, "test/unit/test_node_mimic_check.py"],
+    "stream/observer_feed.py": [UNITS, "test/unit/test_node_observer_feed.py",
+                                "test/unit/test_bag_equals_node.py"],
+    "stream/base_state.py": ["test/unit/test_node_base_state.py",
+                             "test/unit/test_offline_bag_base.py"],
+    "stream/odometry_wire.py": ["test/integration/test_node_odometry_wire.py",
+                                "test/unit/test_node_base_state.py"],
+    "stream/loop_check.py": ["test/unit/test_node_loops.py", "test/unit/test_node_units.py"],
     "dynamics/urdf_checks.py": DYNAMICS_TESTS,
-    "dynamics/observer.py": ["test/test_momentum_observer.py", "test/test_node_observer_feed.py"],
-    "dynamics/budgets.py": ["test/test_budgets.py"],
+    "dynamics/observer.py": ["test/unit/test_momentum_observer.py",
+                             "test/unit/test_node_observer_feed.py"],
+    "dynamics/budgets.py": ["test/unit/test_budgets.py"],
 }  # fmt: skip
 
 _COMPARE = {

@@ -36,6 +36,7 @@ NOT_RUN_HERE = {
     "source scripts/env.sh": "every command below runs after it",
     "coriolis-ros bag run1/ -o run1.npz": "test_offline_bag.py (bags written by rosbags)",
     "make test": "CI's .ci/run, which is exactly this",
+    "make test-fast": "test_test_layout.py checks the modules it collects",
     'make test PYTEST_ARGS="test/unit/test_cli.py -x"': "the Makefile passes PYTEST_ARGS to pytest",
 }
 

@@ -11,13 +11,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_helpers import STORAGES, TYPESTORE, joint_state, storage_file, trajectory, write_bag
-from ros_helpers import panda_urdf
+from support.bag_helpers import (
+    STORAGES,
+    TYPESTORE,
+    joint_state,
+    storage_file,
+    trajectory,
+    write_bag,
+)
+from support.ros_helpers import panda_urdf
 
 import coriolis_ros
 from coriolis_ros.cli import main
 from coriolis_ros.dynamics import Dynamics, MomentumObserver
 from coriolis_ros.offline import bag as offline
+
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
 
 ARM = Path(coriolis_ros.__file__).parent / "robots" / "arm7.urdf"
 URDF = ARM.read_text()

@@ -26,12 +26,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from node_core_helpers import Core
-from ros_helpers import panda_urdf
+from support.node_core_helpers import Core
+from support.ros_helpers import panda_urdf
 
 import coriolis_ros
 from coriolis_ros.dynamics import Dynamics, URDFError
 from coriolis_ros.offline.bag_rows import RowStream
+
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
 
 FULL = os.environ.get("CORIOLIS_FUZZ", "") == "full"
 # examples (each a burst of 1..8 messages, 4.5 on average) and mutated URDFs

@@ -16,12 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_helpers import joint_state, write_bag
-from node_core_helpers import Core
-from ros_helpers import panda_urdf
+from support.bag_helpers import joint_state, write_bag
+from support.node_core_helpers import Core
+from support.ros_helpers import panda_urdf
 
 import coriolis_ros
 from coriolis_ros.offline import bag as offline
+
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
 
 ROBOTS = Path(coriolis_ros.__file__).parent / "robots"
 T0 = 1_700_000_000 * 10**9
