@@ -292,3 +292,46 @@ def fail(status: int, inputs: tuple[str, ...]) -> None:
     if SIZE_Q <= code <= SIZE_Q + 2:
         raise ValueError(f"{inputs[code - SIZE_Q]} row {row} has the wrong length")
     raise RuntimeError(f"internal error: batch kernel status {status}")
+
+
+class RowByRowBatches:
+    """The batch methods of a variant of Dynamics whose single-state methods are Python
+    (closed chains, velocity representations): row t of each result is the single-state
+    call on row t, in row order (a closed chain's Newton starts from the previous row's
+    solution).  The class provides ``nq``, ``nv`` and the single-state methods."""
+
+    def _batch(self, method, arrays, shapes, out):
+        checked = {name: rows(X, name, width) for X, width, name in arrays}
+        T = same_rows(checked)
+        out = outputs(out, [(T, *s) for s in shapes])
+        for t in range(T):
+            res = method(*(X[t] for X in checked.values()))
+            res = res if isinstance(res, tuple) else (res,)
+            for o, r in zip(out, res, strict=True):
+                o[t] = r
+        return out if len(out) > 1 else out[0]
+
+    def coriolis_batch(self, Q, V, out=None):
+        n = self.nv
+        return self._batch(self.coriolis, [(Q, self.nq, "Q"), (V, n, "V")], [(n, n)] * 3, out)
+
+    def christoffel_batch(self, Q, out=None):
+        n = self.nv
+        return self._batch(self.christoffel, [(Q, self.nq, "Q")], [(n, n, n)], out)
+
+    def coriolis_vectors_batch(self, Q, V, out=None):
+        n = self.nv
+        return self._batch(self.coriolis_vectors, [(Q, self.nq, "Q"), (V, n, "V")], [(n,)] * 3, out)
+
+    def inverse_dynamics_batch(self, Q, V, A, out=None):
+        n = self.nv
+        args = [(Q, self.nq, "Q"), (V, n, "V"), (A, n, "A")]
+        return self._batch(self.inverse_dynamics, args, [(n,)], out)
+
+    def slotine_li_batch(self, Q, V, QdR, QddR, out=None):
+        n = self.nv
+        args = [(Q, self.nq, "Q"), (V, n, "V"), (QdR, n, "QdR"), (QddR, n, "QddR")]
+        return self._batch(self.slotine_li, args, [(n,)], out)
+
+    def gravity_batch(self, Q, out=None):
+        return self._batch(self.gravity, [(Q, self.nq, "Q")], [(self.nv,)], out)

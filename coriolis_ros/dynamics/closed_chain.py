@@ -27,7 +27,7 @@ import dataclasses
 
 import numpy as np
 
-from .batch import outputs, rows, same_rows
+from .batch import RowByRowBatches, outputs
 from .coordinates import ReducedModel
 from .engine import as_vector
 from .errors import URDFError
@@ -94,7 +94,7 @@ class _Names:
         self.position_names = position_names
 
 
-class ClosedChain:
+class ClosedChain(RowByRowBatches):
     """Closed-chain versions of :class:`~.api.Dynamics`' methods, over a tree ``Dynamics``."""
 
     def __init__(self, model: Model, tree_dynamics, independent_joints=None):
@@ -355,42 +355,6 @@ class ClosedChain:
         return out
 
     # ------------------------------------------------------------------ batches
-
-    def _batch(self, method, arrays, shapes, out):
-        checked = {name: rows(X, name, width) for X, width, name in arrays}
-        T = same_rows(checked)
-        out = self._out(out, [(T, *s) for s in shapes])
-        for t in range(T):  # in order: each state's Newton starts from the previous solution
-            res = method(*(X[t] for X in checked.values()))
-            res = res if isinstance(res, tuple) else (res,)
-            for o, r in zip(out, res, strict=True):
-                o[t] = r
-        return out if len(out) > 1 else out[0]
-
-    def coriolis_batch(self, Q, V, out=None):
-        n = self.nv
-        return self._batch(self.coriolis, [(Q, self.nq, "Q"), (V, n, "V")], [(n, n)] * 3, out)
-
-    def christoffel_batch(self, Q, out=None):
-        n = self.nv
-        return self._batch(self.christoffel, [(Q, self.nq, "Q")], [(n, n, n)], out)
-
-    def coriolis_vectors_batch(self, Q, V, out=None):
-        n = self.nv
-        return self._batch(self.coriolis_vectors, [(Q, self.nq, "Q"), (V, n, "V")], [(n,)] * 3, out)
-
-    def inverse_dynamics_batch(self, Q, V, A, out=None):
-        n = self.nv
-        args = [(Q, self.nq, "Q"), (V, n, "V"), (A, n, "A")]
-        return self._batch(self.inverse_dynamics, args, [(n,)], out)
-
-    def slotine_li_batch(self, Q, V, QdR, QddR, out=None):
-        n = self.nv
-        args = [(Q, self.nq, "Q"), (V, n, "V"), (QdR, n, "QdR"), (QddR, n, "QddR")]
-        return self._batch(self.slotine_li, args, [(n,)], out)
-
-    def gravity_batch(self, Q, out=None):
-        return self._batch(self.gravity, [(Q, self.nq, "Q")], [(self.nv,)], out)
 
     def warmup_batch(self) -> None:
         self.tree_dynamics.warmup_batch()

@@ -45,7 +45,7 @@ import numpy as np
 
 from numba import types
 
-from .batch import outputs, rows, same_rows
+from .batch import RowByRowBatches, outputs
 from .engine import as_vector
 from .kernel_table import F1, F2, compile_frozen
 from .kernels import base_change
@@ -152,7 +152,7 @@ def _kernel(name: str):
     return compile_frozen(getattr(base_change, name), _ARGS[name])
 
 
-class VelocityRepresentation:
+class VelocityRepresentation(RowByRowBatches):
     """:class:`~.api.Dynamics`' methods in the mixed or inertial representation, over a
     Dynamics in the body representation (``inner``)."""
 
@@ -447,42 +447,6 @@ class VelocityRepresentation:
         return self.inner.external_wrench(q, r, frame, reference, rows)
 
     # ------------------------------------------------------------------ batches (row by row)
-
-    def _batch(self, method, arrays, shapes, out):
-        checked = {name: rows(X, name, width) for X, width, name in arrays}
-        T = same_rows(checked)
-        out = outputs(out, [(T, *s) for s in shapes])
-        for t in range(T):
-            res = method(*(X[t] for X in checked.values()))
-            res = res if isinstance(res, tuple) else (res,)
-            for o, r in zip(out, res, strict=True):
-                o[t] = r
-        return out if len(out) > 1 else out[0]
-
-    def coriolis_batch(self, Q, V, out=None):
-        n = self.nv
-        return self._batch(self.coriolis, [(Q, self.nq, "Q"), (V, n, "V")], [(n, n)] * 3, out)
-
-    def christoffel_batch(self, Q, out=None):
-        n = self.nv
-        return self._batch(self.christoffel, [(Q, self.nq, "Q")], [(n, n, n)], out)
-
-    def coriolis_vectors_batch(self, Q, V, out=None):
-        n = self.nv
-        return self._batch(self.coriolis_vectors, [(Q, self.nq, "Q"), (V, n, "V")], [(n,)] * 3, out)
-
-    def inverse_dynamics_batch(self, Q, V, A, out=None):
-        n = self.nv
-        args = [(Q, self.nq, "Q"), (V, n, "V"), (A, n, "A")]
-        return self._batch(self.inverse_dynamics, args, [(n,)], out)
-
-    def slotine_li_batch(self, Q, V, QdR, QddR, out=None):
-        n = self.nv
-        args = [(Q, self.nq, "Q"), (V, n, "V"), (QdR, n, "QdR"), (QddR, n, "QddR")]
-        return self._batch(self.slotine_li, args, [(n,)], out)
-
-    def gravity_batch(self, Q, out=None):
-        return self._batch(self.gravity, [(Q, self.nq, "Q")], [(self.nv,)], out)
 
     def regressor_batch(self, Q, V, QdR, QddR, out=None):
         n, p = self.nv, 10 * len(self.inner.parameter_joints)
