@@ -54,7 +54,7 @@ def load(key: str) -> tuple[str, str]:
 
 def bench_system(key: str, settings: bl.Settings) -> dict:
     import pinocchio as pin
-    from test_dynamics_floating import MultiDofOracle, random_configuration
+    from support.floating import MultiDofOracle, random_configuration
 
     from coriolis_ros.dynamics import Dynamics
 

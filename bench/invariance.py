@@ -54,7 +54,7 @@ def placed(q: np.ndarray, d: float, root: str) -> np.ndarray:
 
 def measure(path: str, root: str, states: int) -> list[list[float]]:
     """Rows [d, ours, pin M, pin C, pin g, pin RNEA] of worst relative errors."""
-    from test_dynamics_floating import MultiDofOracle, random_configuration
+    from support.floating import MultiDofOracle, random_configuration
 
     from coriolis_ros.dynamics import Dynamics
 
