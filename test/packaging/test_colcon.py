@@ -145,7 +145,7 @@ def test_sourced_workspace_imports_our_package_and_messages(colcon_workspace):
 
 
 # Suites that CMakeLists.txt deliberately leaves out of `colcon test` (see its comment).
-NOT_IN_COLCON = {"test_install", "test_colcon"}
+NOT_IN_COLCON = {"test_install", "test_colcon", "test_readme"}  # as CMakeLists.txt
 # Run by `colcon test` here: the launch test (must skip), and two quick suites that need the
 # workspace's generated interfaces and the library.
 COLCON_TESTED = ("test_launch_coriolis", "test_messages", "test_urdf_hygiene")
