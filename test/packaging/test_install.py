@@ -177,13 +177,14 @@ def test_pip_wheel_is_the_ros_free_library(tmp_path):
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     )
     assert requires == ["numba", "numpy", "pyyaml", "urdf-parser-py"]
-    # optional extras (issue 12): bags, plots, Parquet, Dask; and the message definition for bags
+    # optional extras: bags, the demo's MuJoCo plant, Dask, Parquet, plots, xacro; and the
+    # message definition for bags
     extras = sorted(
         line.split(":", 1)[1].strip()
         for line in metadata.splitlines()
         if line.startswith("Provides-Extra:")
     )
-    assert extras == ["bag", "distributed", "parquet", "plot", "xacro"]
+    assert extras == ["bag", "demo", "distributed", "parquet", "plot", "xacro"]
     assert any(n.endswith(".data/data/share/coriolis_ros/msg/CoriolisState.msg") for n in names)
     eps = configparser.ConfigParser()
     eps.read_string(entry_points)

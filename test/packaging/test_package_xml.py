@@ -32,6 +32,7 @@ ROSDEP = {
     "llvmlite": "python3-numba",
     "nav_msgs": "nav_msgs",
     "geometry_msgs": "geometry_msgs",
+    "hypothesis": "python3-hypothesis",
     "numba": "python3-numba",
     "numpy": "python3-numpy",
     "pinocchio": "pinocchio",
