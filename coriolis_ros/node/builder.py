@@ -133,6 +133,7 @@ class ModelBuilder:
         start = time.perf_counter()
         dyn.warmup()
         service_dyn.warmup()
+        service_dyn.warmup_frames()  # get_task_space's kernels: its first call must not compile
         model = RobotModel(
             dyn,
             service_dyn,
