@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from coriolis_ros.demo import passivity_common as common
+from coriolis_ros.demo.latched import LatchedResend
 from coriolis_ros.demo.run import _die_with_parent, demo_environment
 
 PREFIX = "[passivity demo]"
@@ -139,8 +140,12 @@ def _stop(children, grace=10.0) -> list[str]:
     return problems
 
 
-def _wait_for_model(node, dyn, timeout) -> str | None:
-    """Call compute_dynamics until it succeeds; None, or the reason it did not."""
+def _wait_for_model(node, dyn, timeout, poll) -> str | None:
+    """Call compute_dynamics until it succeeds; None, or the reason it did not.
+
+    ``poll()`` is called before each attempt (it publishes robot_description again to a new
+    subscriber, see coriolis_ros.demo.latched).
+    """
     from coriolis_ros.srv import ComputeDynamics
 
     client = node.create_client(ComputeDynamics, "compute_dynamics")
@@ -151,6 +156,7 @@ def _wait_for_model(node, dyn, timeout) -> str | None:
     deadline = time.monotonic() + timeout
     reason = "compute_dynamics never became available"
     while time.monotonic() < deadline:
+        poll()
         if not client.wait_for_service(timeout_sec=0.5):
             continue
         future = client.call_async(request)
@@ -264,8 +270,11 @@ def main(argv=None) -> int:
         latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                              reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)  # fmt: skip
-        node.create_publisher(String, "robot_description", latched).publish(
-            String(data=scenario.urdf())
+        description_pub = node.create_publisher(String, "robot_description", latched)
+        description = String(data=scenario.urdf())
+        description_pub.publish(description)
+        resend = LatchedResend(
+            lambda: description_pub.publish(description), description_pub.get_subscription_count
         )
         record_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=RECORD_DEPTH,
                                 reliability=ReliabilityPolicy.RELIABLE,
@@ -277,7 +286,7 @@ def main(argv=None) -> int:
         spinner.start()
 
         spawn("coriolis node", node_cmd)
-        failure = _wait_for_model(node, dyn, args.startup_timeout)
+        failure = _wait_for_model(node, dyn, args.startup_timeout, resend.poll)
         if failure:
             problems.append(failure)
         else:

@@ -2,7 +2,8 @@
 
 Node ``coriolis_demo_publisher``:
 
-* ``robot_description`` (std_msgs/String; reliable, transient local, depth 1): the URDF, once.
+* ``robot_description`` (std_msgs/String; reliable, transient local, depth 1): the URDF, and
+  again whenever a new subscriber matches (coriolis_ros.demo.latched).
 * ``joint_states`` (sensor_msgs/JointState; reliable): positions and velocities of a
   sum-of-sinusoids trajectory (coriolis_ros.demo.trajectory) inside the joint limits, stamped with
   the current time, at ``--rate`` Hz (default 500).
@@ -24,6 +25,7 @@ import sys
 import time
 import traceback
 
+from coriolis_ros.demo.latched import LatchedResend
 from coriolis_ros.demo.teardown import exit_without_ros_teardown
 from coriolis_ros.demo.trajectory import SinusoidTrajectory, dof_joints_from_urdf
 from coriolis_ros.robots import available_robots, robot_urdf
@@ -32,6 +34,7 @@ NODE_NAME = "coriolis_demo_publisher"
 DEFAULT_RATE = 500.0
 JOINT_STATES_DEPTH = 1000  # reliable history: lossless at 1 kHz on loopback (see the notes)
 MAX_LAG_S = 0.1  # further behind than this: skip the missed ticks
+RESEND_POLL_S = 0.5  # how often the loop looks for new robot_description subscribers
 
 
 def load_urdf(robot: str) -> str:
@@ -132,12 +135,18 @@ def main(argv=None) -> int:
                 durability=DurabilityPolicy.VOLATILE,
             ),
         )
-        description_pub.publish(String(data=urdf))
+        description = String(data=urdf)
+        description_pub.publish(description)
+        resend = LatchedResend(
+            lambda: description_pub.publish(description), description_pub.get_subscription_count
+        )
         node.get_logger().info(
             f"publishing {len(urdf)} bytes of URDF on robot_description and {trajectory.nv} "
             f"joints on joint_states at {args.rate:g} Hz"
         )
-        _run_loop(node, states_pub, trajectory, args.rate, args.duration, stop, JointState)
+        _run_loop(
+            node, states_pub, trajectory, args.rate, args.duration, stop, JointState, resend.poll
+        )
         print(f"[{NODE_NAME}] stopping", flush=True)
     except BaseException:
         traceback.print_exc()
@@ -154,13 +163,15 @@ def _run_loop(
     duration,
     stop,
     msg_type,
+    poll=None,
     monotonic=time.monotonic,
     sleep=time.sleep,
 ):
     """Publish trajectory samples at ``rate`` Hz until ``stop`` is non-empty or ``duration``.
 
     Sample k is taken at trajectory time t = (monotonic() at its start) - t0, stamped with the
-    node clock; then the loop sleeps until t0 + (k + 1) / rate.
+    node clock; then the loop sleeps until t0 + (k + 1) / rate. ``poll()``, if given, is called
+    first and then every RESEND_POLL_S seconds of trajectory time.
     """
     clock = node.get_clock()
     msg = msg_type()
@@ -168,11 +179,15 @@ def _run_loop(
     period = 1.0 / rate
     t0 = monotonic()
     tick = 0
+    next_poll = 0.0
     while not stop:
         now = monotonic()
         t = now - t0
         if duration is not None and t >= duration:
             break
+        if poll is not None and t >= next_poll:
+            poll()
+            next_poll = t + RESEND_POLL_S
         q, qd = trajectory.sample(t)
         msg.header.stamp = clock.now().to_msg()
         msg.position = q.tolist()

@@ -412,7 +412,7 @@ class _RecordingPublisher:
             self.stop.append("done")
 
 
-def _loop(traj, rate, duration=None, **publisher_args):
+def _loop(traj, rate, duration=None, poll=None, **publisher_args):
     clock = _FakeMonotonic()
     pub = _RecordingPublisher(clock, **publisher_args)
     _run_loop(
@@ -423,6 +423,7 @@ def _loop(traj, rate, duration=None, **publisher_args):
         duration=duration,
         stop=pub.stop,
         msg_type=_FakeJointState,
+        poll=None if poll is None else (lambda: poll(clock() - 1000.0)),
         monotonic=clock,
         sleep=clock.sleep,
     )
@@ -442,6 +443,14 @@ def test_publisher_loop_sends_trajectory_samples_at_the_rate():
         assert names == list(traj.names)
         np.testing.assert_allclose(q, traj.position(t), rtol=0, atol=1e-12)
         np.testing.assert_allclose(qd, traj.velocity(t), rtol=0, atol=1e-12)
+
+
+def test_publisher_loop_polls_for_new_description_subscribers_every_half_second():
+    traj = SinusoidTrajectory(dof_joints_from_urdf(robot_urdf("arm7")), seed=0)
+    polled = []
+    sent = _loop(traj, rate=100.0, duration=1.6, poll=polled.append)
+    assert len(sent) == 160
+    np.testing.assert_allclose(polled, [0.0, 0.5, 1.0, 1.5], atol=1e-9)
 
 
 def test_publisher_loop_honours_duration():
