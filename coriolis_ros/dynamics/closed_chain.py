@@ -15,10 +15,10 @@ If C is the tree's Christoffel-consistent factorization, Cbar is the closed chai
 Mbardot = Cbar + Cbar^T.
 
 Every call first closes the loops (Newton from the previous call's solution: continuity along
-a trajectory; :meth:`ClosedChain.close_loops` sets the starting point). The closure, A and
-dA/dy are compiled (:mod:`.kernels.loop_closure`); C and Gamma are reduced by compiled
-kernels into preallocated buffers (:mod:`.kernels.closed_reduction`), the other terms with
-numpy.
+a trajectory; :meth:`ClosedChain.close_loops` sets the starting point), unless they were
+closed at the same y by the last call. ``coriolis`` and ``christoffel`` are one compiled call
+each (closure, A, dA/dy, the tree's terms and the reduction, over packed arrays:
+:mod:`.kernels.closed_entry`); the other terms reduce the tree's with numpy.
 """
 
 from __future__ import annotations
@@ -65,29 +65,6 @@ METHODS = (
 )
 
 
-_REDUCTION: dict = {}
-
-
-def _reduction_kernels() -> dict:
-    """The compiled reductions (:mod:`.kernels.closed_reduction`), frozen to one signature
-    each, compiled or loaded from Numba's cache once per process."""
-    if not _REDUCTION:
-        from numba import types
-
-        from .kernel_table import compile_frozen
-        from .kernels import closed_reduction as cr
-
-        f1, f2, f3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
-        b = types.boolean
-        _REDUCTION["coriolis"] = compile_frozen(
-            cr.reduce_coriolis, (f2, f2, f2, f2, f3, f1, f2, f2, f2, f2, f2), b
-        )
-        _REDUCTION["christoffel"] = compile_frozen(
-            cr.reduce_christoffel, (f3, f2, f2, f3, f3, f2, f3), b
-        )
-    return _REDUCTION
-
-
 class _Names:
     def __init__(self, joint_names, position_names):
         self.joint_names = joint_names
@@ -107,26 +84,24 @@ class ClosedChain(RowByRowBatches):
                 "mimic='independent' and without rotors"
             )
         self.tree_dynamics = tree_dynamics
-        self.closure = LoopClosure(
+        self.closure = c = LoopClosure(
             tree, model.loops, independent_joints, dict(model.independent_flags)
         )
-        c = self.closure
         names = tuple(tree.joint_names[i] for i in c.independent)
-        dependent_q = {int(i) for i in c._qi[c.dependent]}
-        self._q_keep = np.array([i for i in range(tree.nq) if i not in dependent_q])
-        positions = tuple(tree.position_names[i] for i in self._q_keep)
+        positions = tuple(tree.position_names[i] for i in c.keep)
         self.model = ReducedModel.of(tree, _Names(names, positions))
         self.tree = tree
         self.nq, self.nv = len(positions), len(names)
         self.n = tree.nv
-        self._last = tree_dynamics.neutral()  # Newton's starting point
-        self._cache = None  # (y, closed q, A, dA) at the last y
-        n, m = self.n, self.nv
-        # the tree's M, Mdot, C, Gamma at the closed configuration, and the reductions' scratch
-        self._tree_out = tuple(np.empty((n, n)) for _ in range(3))
-        self._tree_gamma = None  # (n, n, n), on the first christoffel call
-        self._scratch = (np.empty((n, m)), np.empty((n, m)), np.empty((n, n, m)))
-        self._reduce = _reduction_kernels()
+        engine = tree_dynamics.engine
+        self._mf, self._tws = engine.mf, engine.ws  # the tree's model arrays and workspace
+        self._tree_gamma = None  # the tree's Gamma (n, n, n) and scratch, on first use
+        self._mat = (self.nv, self.nv)
+        kernels = c._k
+        self._update_kernel = kernels["update"]
+        self._coriolis_kernel = kernels["coriolis"]
+        self._christoffel_kernel = kernels["christoffel"]
+        c.last[:] = tree_dynamics.neutral()  # Newton's first starting point
 
     # ------------------------------------------------------------------ coordinates
 
@@ -137,19 +112,44 @@ class ClosedChain(RowByRowBatches):
             raise ValueError(f"{name} has a NaN or infinite entry")
         return arr
 
+    def _fail(self, status: int, q=None, qd=None, out=None, shapes=None) -> None:
+        """Raise the ValueError of a :mod:`.kernels.closed_entry` status (q, qd: the inputs,
+        out and shapes: the outputs and their shapes, which a size status names)."""
+        from .kernels import closed_entry as ce
+        from .kernels.kinematics import BAD_Q, BAD_QD, MAX_ABS, OVERLAP, SIZE_OUT, SIZE_Q, SIZE_QD
+
+        names = ("q", "qd")
+        if status == SIZE_Q:
+            self.check_vector(q, self.nq, "q")
+        if status == SIZE_QD:
+            self.check_vector(qd, self.nv, "qd")
+        if status in (BAD_Q, BAD_QD):
+            raise ValueError(
+                f"{names[status - BAD_Q]} has a NaN or infinite or huge (beyond ±{MAX_ABS:g}) "
+                "entry"
+            )
+        if status == SIZE_OUT:
+            self._out(out, shapes)  # names the array
+            raise ValueError("out arrays have the wrong shape")
+        if status == OVERLAP:
+            raise ValueError("out arrays must not share memory")
+        if status == ce.NOT_FINITE_OUT:
+            self._finite(np.array([np.nan]))
+        if ce.CLOSURE < status < ce.NOT_FINITE_OUT:
+            self.closure.fail(status)
+        raise RuntimeError(f"internal error: closed-chain kernel status {status}")
+
     def _state(self, q):
-        """(closed tree configuration, A, dA) at the independent configuration q; the last
-        one is kept, so calls at the same q (C, then g, ...) close the loops once."""
-        q = self.check_vector(q, self.nq, "q")
-        cached = self._cache
-        if cached is not None and np.array_equal(cached[0], q):
-            return cached[1], cached[2], cached[3]
-        full = self._last.copy()
-        full[self._q_keep] = q
-        full, A, dA = self.closure.state(full, start=self._last)
-        self._last = full
-        self._cache = (q, full, A, dA)
-        return full, A, dA
+        """(closed tree configuration, A, dA) at the independent configuration q, views of
+        the workspace; the loops are closed only if q differs from the last call's."""
+        c = self.closure
+        try:
+            status = self._update_kernel(c.ci, c.cf, c.cw, q)
+        except TypeError:
+            status = self._update_kernel(c.ci, c.cf, c.cw, self.check_vector(q, self.nq, "q"))
+        if status:
+            self._fail(status, q)
+        return c.last, c.A, c.dA
 
     def close_loops(self, y, guess=None) -> np.ndarray:
         """The tree configuration (every tree joint, dependent ones included) that closes every
@@ -157,17 +157,13 @@ class ClosedChain(RowByRowBatches):
         configuration; default: continuation from the last solution). Later calls start from
         the result."""
         y = self.check_vector(y, self.nq, "y")
+        c = self.closure
         if guess is None:
-            full = self._last.copy()
-            full[self._q_keep] = y
-            full, _, _ = self.closure.state(full, start=self._last)
+            full = c.last.copy()
         else:
             full = self.check_vector(guess, self.tree.nq, "guess")
-            full[self._q_keep] = y
-            full, _, _ = self.closure.state(full)
-        self._last = full
-        self._cache = None
-        return full.copy()
+        full[c.keep] = y
+        return c.close(full, continuation=guess is None).copy()
 
     def full_position(self, q) -> np.ndarray:
         """The closed tree configuration at the independent configuration q."""
@@ -177,7 +173,7 @@ class ClosedChain(RowByRowBatches):
         """A(q) v, at q (default: the last configuration computed)."""
         v = self.check_vector(v, self.nv, "qd")
         if q is None:
-            q = self._last[self._q_keep]
+            q = self.closure.last[self.closure.keep]
         return self._state(q)[1] @ v
 
     @property
@@ -186,7 +182,7 @@ class ClosedChain(RowByRowBatches):
 
     def dependent_positions(self) -> np.ndarray:
         """The dependent joints' positions in the last closed configuration (a new array)."""
-        return self._last[self.closure.dependent_q]
+        return self.closure.last[self.closure.dependent_q]
 
     def velocity_map(self, q):
         """(A, dA/dy) at q: qdot_tree = A ydot, dA[:, j, k] = dA[:, j]/dy_k."""
@@ -195,10 +191,8 @@ class ClosedChain(RowByRowBatches):
 
     def neutral(self) -> np.ndarray:
         """The assembly nearest the tree's neutral configuration, in independent coordinates."""
-        full, _, _ = self.closure.state(self.tree_dynamics.neutral())
-        self._last = full
-        self._cache = None
-        return full[self._q_keep].copy()
+        full = self.closure.close(self.tree_dynamics.neutral(), continuation=False)
+        return full[self.closure.keep].copy()
 
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
         full, A, _ = self._state(q)
@@ -207,7 +201,7 @@ class ClosedChain(RowByRowBatches):
             raise ValueError(f"dt must be finite, got {dt}")
         v = self.check_vector(v, self.nv, "v")
         moved = self.tree_dynamics.integrate(full, A @ v, dt)
-        return moved[self._q_keep]
+        return moved[self.closure.keep]
 
     # ------------------------------------------------------------------ outputs
 
@@ -229,29 +223,50 @@ class ClosedChain(RowByRowBatches):
     # ------------------------------------------------------------------ algorithms
 
     def coriolis(self, q, qd, out=None):
-        """(Mbar, Mbardot, Cbar) at (q, qd) in the independent coordinates."""
-        n = self.nv
-        out = self._out(out, [(n, n)] * 3)
-        full, A, dA = self._state(q)
-        qd = self.check_vector(qd, self.nv, "qd")
-        M, Mdot, C = self.tree_dynamics.coriolis(full, A @ qd, out=self._tree_out)
-        Adot, MA, _ = self._scratch
-        if not self._reduce["coriolis"](M, Mdot, C, A, dA, qd, Adot, MA, *out):
-            self._finite(*out)  # names the failure
+        """(Mbar, Mbardot, Cbar) at (q, qd) in the independent coordinates: one compiled call
+        (:func:`.kernels.closed_entry.closed_coriolis`)."""
+        c = self.closure
+        if out is None:
+            out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
+        try:
+            a, b, d = out
+            status = self._coriolis_kernel(self._mf, c.ci, c.cf, c.cw, q, qd, self._tws, a, b, d)
+        except (TypeError, ValueError):
+            out = self._out(out, [self._mat] * 3)
+            q, qd = self.check_vector(q, self.nq, "q"), self.check_vector(qd, self.nv, "qd")
+            status = self._coriolis_kernel(self._mf, c.ci, c.cf, c.cw, q, qd, self._tws, *out)
+        if status:
+            self._fail(status, q, qd, out, [self._mat] * 3)
         return out
 
     def christoffel(self, q, out=None, method: str = "algorithm2"):
-        """Gammabar (n, n, n): Gammabar[i, j, k] = dCbar_ij/dydot_k, with the dA/dy terms."""
+        """Gammabar (n, n, n): Gammabar[i, j, k] = dCbar_ij/dydot_k, with the dA/dy terms: one
+        compiled call (:func:`.kernels.closed_entry.closed_christoffel`).  ``method="safeea"``
+        computes the tree's Gamma by Safeea's recursion (serial chains) instead."""
         n = self.nv
-        (out,) = self._out(out, [(n, n, n)])
-        full, A, dA = self._state(q)
+        if out is None:
+            out = np.empty((n, n, n))
         if self._tree_gamma is None:
-            self._tree_gamma = np.empty((self.n,) * 3)
-        G = self.tree_dynamics.christoffel(full, out=self._tree_gamma, method=method)
-        M = self.tree_dynamics.mass_matrix(full, out=self._tree_out[0])
-        _, MA, X = self._scratch
-        if not self._reduce["christoffel"](G, M, A, dA, X, MA, out):
+            self._tree_gamma = (np.empty((self.n,) * 3), np.empty((self.n, self.n, n)))
+        G, X = self._tree_gamma
+        c = self.closure
+        if method != "algorithm2":
+            (out,) = self._out(out, [(n, n, n)])
+            full, A, dA = self._state(q)
+            self.tree_dynamics.christoffel(full, out=G, method=method)
+            M = self.tree_dynamics.mass_matrix(full)
+            out[...] = np.einsum("ai,bj,ck,abc->ijk", A, A, A, G, optimize=True)
+            out += np.einsum("ai,ab,bjk->ijk", A, M, dA, optimize=True)
             self._finite(out)
+            return out
+        try:
+            status = self._christoffel_kernel(self._mf, c.ci, c.cf, c.cw, q, self._tws, G, X, out)
+        except (TypeError, ValueError):
+            (out,) = self._out(out, [(n, n, n)])
+            q = self.check_vector(q, self.nq, "q")
+            status = self._christoffel_kernel(self._mf, c.ci, c.cf, c.cw, q, self._tws, G, X, out)
+        if status:
+            self._fail(status, q, None, (out,), [(n, n, n)])
         return out
 
     def mass_matrix(self, q, out=None):

@@ -178,22 +178,21 @@ def _kernels():
     """The compiled loop kernels, frozen to one signature each (compiled or loaded once)."""
     from numba import types
 
-    from .kernel_table import compile_frozen
+    from .kernel_table import RF2, compile_frozen
+    from .kernels import closed_entry as ce
     from .kernels import loop_closure as lc
 
-    i1, i2 = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+    i1, i2, i3 = (types.Array(types.int64, d, "C") for d in (1, 2, 3))
     f1, f2, f3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
-    b3 = types.Array(types.boolean, 3, "C")
-    f8, i8 = types.float64, types.int64
     return {
         "placements": compile_frozen(lc.placements, (i2, f2, f1, f3, f2, f2), types.none),
-        "jacobian": compile_frozen(lc.jacobian, (i2, i2, f2, b3, f3, f2, f2, i1, f2), types.none),
-        "closed_state": compile_frozen(
-            lc.closed_state,
-            (i2, f2, i2, f2, b3, f1, f1, types.boolean, i1, i1, i1, i1, f8, i8, f8, f8, f8,
-             f3, f2, f2, f1, f1, f2, f3, f2),
-            i8,
-        ),  # fmt: skip
+        "jacobian": compile_frozen(
+            lc.jacobian, (i2, i2, f2, i3, f3, f2, f2, i1, f2, f2, f2), types.none
+        ),
+        "close_loops": compile_frozen(ce.close_loops, (i1, f1, f1, types.boolean)),
+        "update": compile_frozen(ce.update, (i1, f1, f1, f1)),
+        "coriolis": compile_frozen(ce.closed_coriolis, (RF2, i1, f1, f1, f1, f1, f2, f2, f2, f2)),
+        "christoffel": compile_frozen(ce.closed_christoffel, (RF2, i1, f1, f1, f1, f2, f3, f3, f3)),
     }
 
 
@@ -324,8 +323,8 @@ class LoopClosure:
     # ------------------------------------------------------------------ kinematics
 
     def _pack(self, multi: np.ndarray) -> None:
-        """The arrays the compiled kernels read (:mod:`.kernels.loop_closure`), and their
-        workspace."""
+        """The geometry the compiled kernels read (:mod:`.kernels.loop_closure`), and the
+        placements' workspace."""
         from .kernels import loop_closure as lc
 
         n, L = self.tree.nv, len(self.loops)
@@ -338,7 +337,7 @@ class LoopClosure:
                  "prismatic": lc.LOOP_PRISMATIC, "fixed": lc.LOOP_FIXED}  # fmt: skip
         self._loop_i = np.zeros((L, 3), dtype=np.int64)
         self._loop_f = np.zeros((L, 27))
-        self._anc_mask = np.zeros((L, 2, n), dtype=bool)
+        self._anc_mask = np.zeros((L, 2, n), dtype=np.int64)
         for k, loop in enumerate(self.loops):
             (bp, rp, tp), (bs, rs, ts) = self._ends[k]
             self._loop_i[k] = kinds[loop.type], bp, bs
@@ -346,25 +345,57 @@ class LoopClosure:
                 [rp.reshape(-1), tp, rs.reshape(-1), ts, self._axes[k]]
             )
             for side, rows in enumerate(self._anc[k]):
-                self._anc_mask[k, side, sorted(rows)] = True
+                self._anc_mask[k, side, sorted(rows)] = 1
         self._pose = _Pose(np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)))
-        self._r = np.zeros(self.m)
-        self._info = np.zeros(1)
-        self._Vu = np.zeros((n, 6))
-        self._rate = np.zeros(self.m)
+        self._s3, self._s6 = np.zeros((lc.S3_ROWS, 3)), np.zeros((lc.S6_ROWS, 6))
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
     def _pack_map(self) -> None:
-        """A's constant part and the loops' independent joints (after the split is chosen)."""
-        n, ny = self.tree.nv, self.independent.size
+        """The packed arrays of :mod:`.kernels.closed_entry` (after the split is chosen), with
+        numpy views of the workspace regions read here: ``last`` (the last closed
+        configuration), ``target`` (the configuration to close), ``A``, ``dA``, ``info`` and
+        ``residual``."""
+        from .kernels import closed_entry as ce
+
+        n, nq, L = self.tree.nv, self.tree.nq, len(self.loops)
+        ny, nz = self.independent.size, self.dependent.size
         lead = np.flatnonzero(np.isin(self.independent, self.loop_rows))
-        self._lead_cols = np.ascontiguousarray(lead, dtype=np.int64)
-        self._lead_rows = np.ascontiguousarray(self.independent[lead], dtype=np.int64)
-        self._lead_q = np.ascontiguousarray(self._qi[self._lead_rows], dtype=np.int64)
+        lead_rows = self.independent[lead]
         self.dependent_q = self._qi[self.dependent]  # the dependent joints' index in q
-        self._A = np.zeros((n, ny))
-        self._A[self.independent, np.arange(ny)] = 1.0
-        self._dA = np.zeros((n, ny, ny))
+        dependent_q = {int(i) for i in self.dependent_q}
+        self.keep = np.array([i for i in range(nq) if i not in dependent_q], dtype=np.int64)
+        nl, nqy = lead.size, self.keep.size
+        offsets, regions, size_i, size_f, size_w = ce.layout(n, nq, L, nz, nl, ny, nqy)
+        ci = np.zeros(size_i, dtype=np.int64)
+        ci[[ce.I_N, ce.I_NQ, ce.I_L, ce.I_NZ, ce.I_NL, ce.I_NY, ce.I_NQY, ce.I_MAX_STEPS]] = (
+            n, nq, L, nz, nl, ny, nqy, MAX_NEWTON_STEPS)  # fmt: skip
+        data = {"tree": self._tree_i, "loop": self._loop_i, "anc": self._anc_mask,
+                "dep": self.dependent, "lead_q": self._qi[lead_rows], "lead_c": lead,
+                "lead_r": lead_rows, "keep": self.keep, "perm": np.zeros(nz)}  # fmt: skip
+        heads = {"tree": ce.I_TREE, "loop": ce.I_LOOP, "anc": ce.I_ANC, "dep": ce.I_DEP,
+                 "lead_q": ce.I_LEAD_Q, "lead_c": ce.I_LEAD_C, "lead_r": ce.I_LEAD_R,
+                 "keep": ce.I_KEEP, "perm": ce.I_PERM}  # fmt: skip
+        for name, (at, size) in offsets.items():
+            ci[heads[name]] = at
+            ci[at : at + size] = np.asarray(data[name]).reshape(-1)
+        for w, (at, _) in enumerate(regions):
+            ci[ce.I_W + w] = at
+        params = [CLOSURE_TOL * self._scale, MAX_STEP, RANK_RTOL, SINGULAR_RTOL]
+        cf = np.concatenate([self._tree_f.reshape(-1), self._loop_f.reshape(-1), params])
+        cw = np.zeros(size_w)
+        self.ci, self.cf, self.cw = ci, np.ascontiguousarray(cf), cw
+
+        def view(region, shape):
+            at, size = regions[region]
+            return cw[at : at + size].reshape(shape)
+
+        self.last = view(ce.W_LAST, (nq,))
+        self.target = view(ce.W_Q, (nq,))
+        self.A = view(ce.W_A, (n, ny))
+        self.A[self.independent, np.arange(ny)] = 1.0
+        self.dA = view(ce.W_DA, (n, ny, ny))
+        self.info = view(ce.W_INFO, (2,))
+        self.residual = view(ce.W_RES, (6 * L,))
 
     @property
     def _k(self) -> dict:
@@ -393,54 +424,55 @@ class LoopClosure:
         pose = self._pose
         self._k["jacobian"](
             self._tree_i, self._loop_i, self._loop_f, self._anc_mask, pose.R, pose.t, pose.S,
-            np.ascontiguousarray(cols), K,
+            np.ascontiguousarray(cols), K, self._s3, self._s6,
         )  # fmt: skip
         return K
 
-    def state(self, q: np.ndarray, start: np.ndarray | None = None):
-        """(q closed, A, dA) at q's independent positions: every loop closed by moving the
-        dependent joints, A = dq/dy and dA[:, j, k] = dA[:, j]/dy_k there
-        (:func:`.kernels.loop_closure.closed_state`).
+    def close(self, q, continuation: bool) -> np.ndarray:
+        """Close every loop by moving the dependent joints of the tree configuration ``q``
+        (:func:`.kernels.loop_closure.closed_state`) and fill A = dq/dy and
+        dA[:, j, k] = dA[:, j]/dy_k there; returns :attr:`last`, the result (a view: the next
+        call overwrites it).
 
-        Damped Newton on the dependent joints, from their values in q; with ``start`` (a
-        closed configuration, e.g. the previous call's), by continuation from it: the loops'
-        independent joints move from ``start``'s values to q's in steps of at most
-        ``MAX_STEP``, each closed by Newton from the last, so the solution stays on the
-        assembly branch of ``start``.  A and dA come from K A = 0 and its derivative,
-        (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for the dependent rows.  A and dA are this
-        closure's workspace (the next call overwrites them).  ValueError naming the loop that
-        does not close, closes on the wrong branch, or the dead point."""
+        Damped Newton on the dependent joints, from their values in q; with ``continuation``,
+        from :attr:`last` instead (the previous closed configuration): the loops' independent
+        joints move from its values to q's in steps of at most ``MAX_STEP``, each closed by
+        Newton from the last, so the solution stays on the assembly branch it was on.  A and
+        dA come from K A = 0 and its derivative, (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for
+        the dependent rows.  ValueError naming the loop that does not close, closes on the
+        wrong branch, or the dead point."""
+        self.target[:] = q
+        status = self._k["close_loops"](self.ci, self.cf, self.cw, continuation)
+        if status:
+            self.fail(status)
+        return self.last
+
+    def fail(self, status: int) -> None:
+        """Raise the ValueError of a :mod:`.kernels.closed_entry` closure status."""
+        from .kernels import closed_entry as ce
         from .kernels import loop_closure as lc
 
-        q = np.array(q, dtype=np.float64)
-        pose, r, info = self._pose, self._r, self._info
-        has_start = start is not None
-        start = q if start is None else np.ascontiguousarray(start, dtype=np.float64)
-        status = self._k["closed_state"](
-            self._tree_i, self._tree_f, self._loop_i, self._loop_f, self._anc_mask, q, start,
-            has_start, self.dependent, self._lead_q, self._lead_cols, self._lead_rows,
-            CLOSURE_TOL * self._scale, MAX_NEWTON_STEPS, MAX_STEP, RANK_RTOL, SINGULAR_RTOL,
-            pose.R, pose.t, pose.S, r, info, self._A, self._dA, self._Vu,
-        )  # fmt: skip
-        if status == lc.CLOSED:
-            return q, self._A, self._dA
-        if status == lc.WRONG_BRANCH:
+        outcome = status - ce.CLOSURE
+        info, r = self.info, self.residual
+        if outcome == lc.WRONG_BRANCH:
             raise ValueError(
                 f"loop '{self.loops[int(info[1])].name}' closes with its frames turned half a "
                 "turn from each other (the wrong assembly branch): start from a guess nearer "
                 "the assembly"
             )
-        if status == lc.SINGULAR:
+        if outcome == lc.SINGULAR:
             names = ", ".join(self.tree.joint_names[i] for i in self.dependent)
             raise ValueError(
                 f"singular configuration: the loops' Jacobian loses rank in the dependent "
                 f"joints ({names}; pivot ratio {info[0]:.3g} below {SINGULAR_RTOL:g}); the "
                 "mechanism is at a dead point"
             )
-        worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))
-        raise ValueError(
-            f"loop '{self.loops[worst].name}' does not close from the starting guess: "
-            f"residual {np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after "
-            f"{MAX_NEWTON_STEPS} Newton steps (no assembly of the mechanism near the guess at "
-            "these independent positions)"
-        )
+        if outcome in (lc.NOT_CLOSED, lc.NOT_FINITE):
+            worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))
+            raise ValueError(
+                f"loop '{self.loops[worst].name}' does not close from the starting guess: "
+                f"residual {np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after "
+                f"{MAX_NEWTON_STEPS} Newton steps (no assembly of the mechanism near the guess "
+                "at these independent positions)"
+            )
+        raise RuntimeError(f"internal error: loop closure status {status}")

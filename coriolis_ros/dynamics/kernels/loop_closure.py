@@ -8,7 +8,13 @@ The arrays (built once by :class:`coriolis_ros.dynamics.loops.LoopClosure`):
 ``loop_i`` (L, 3) int64   per loop: kind (LOOP_REVOLUTE, LOOP_PRISMATIC, LOOP_FIXED), the rows
                           of P's body and S's body (-1: the world)
 ``loop_f`` (L, 27)        per loop: P's rotation and origin in its body, S's, the unit axis
-``anc``    (L, 2, n) bool per loop: row j is an ancestor (or the body) of P's / S's body
+``anc``    (L, 2, n) int64 per loop: 1 if row j is an ancestor (or the body) of P's / S's body
+
+Nothing here allocates: small temporaries live in ``s3`` (S3_ROWS, 3) and ``s6`` (S6_ROWS, 6),
+whose rows are the 3- and 6-vectors of the helpers (regions S3_*, S6_*; row slices, never a
+reshape, which costs more than the arithmetic here), and the Newton and QR scratch arrays
+come from the caller (:mod:`.closed_entry` carves them from one packed workspace).  Copies
+are explicit loops: slice assignment checks for overlap on every call.
 
 Spatial vectors are (angular, linear at the world's origin), in world coordinates with the
 tree's root at the origin (every loop quantity is relative, so the root's motion drops out).
@@ -19,7 +25,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 ROW_REVOLUTE, ROW_PRISMATIC, ROW_ROOT = 0, 1, 2
@@ -28,6 +33,18 @@ LOOP_REVOLUTE, LOOP_PRISMATIC, LOOP_FIXED = 0, 1, 2
 CLOSED, NOT_CLOSED, NOT_FINITE = 0, 1, 2
 
 _OPTS = dict(cache=False, nogil=True, error_model="numpy")
+
+# Rows of the scratch arrays s3 and s6 (no two helpers that nest share one).
+S3_F = 0  # 4: loop_frames' F: P's axis, P's origin, S's origin, S's axis
+S3_RP = 4  # 3: P's world rotation
+S3_RS = 7  # 3: S's world rotation
+S3_V = 10  # 6: the 3-vectors of residual and loop_rows
+S3_RATE = 16  # 12: the 3-vectors of loop_rows_rate
+S3_ROWS = 28
+S6_ZERO = 0  # zeros (the world's twist)
+S6_OUT = 1  # one loop's six rows
+S6_TW = 2  # 4: the twists vs, vp, ds, dp of jacobian_rate
+S6_ROWS = 6
 
 
 @njit(**_OPTS)
@@ -114,45 +131,50 @@ def _perp(a, x, out):
 
 
 @njit(**_OPTS)
-def loop_frames(R, t, loop_i, loop_f, k, F):
-    """F (4, 3): P's axis in the world, P's origin, S's origin, S's axis; and the rotations
-    are returned (RP, RS)."""
-    RP = np.empty((3, 3))
-    RS = np.empty((3, 3))
+def loop_frames(R, t, loop_i, loop_f, k, s3):
+    """(F, RP, RS), rows of ``s3``: F (4, 3) holds P's axis in the world, P's origin, S's
+    origin, S's axis; RP and RS are P's and S's world rotations."""
+    F = s3[S3_F : S3_F + 4]
+    RP = s3[S3_RP : S3_RP + 3]
+    RS = s3[S3_RS : S3_RS + 3]
     _frame(R, t, loop_i[k, 1], loop_f, k, 0, RP, F[1])
     _frame(R, t, loop_i[k, 2], loop_f, k, 12, RS, F[2])
     for r in range(3):
         F[0, r] = RP[r, 0] * loop_f[k, 24] + RP[r, 1] * loop_f[k, 25] + RP[r, 2] * loop_f[k, 26]
         F[3, r] = RS[r, 0] * loop_f[k, 24] + RS[r, 1] * loop_f[k, 25] + RS[r, 2] * loop_f[k, 26]
-    return RP, RS
+    return F, RP, RS
 
 
 @njit(**_OPTS)
-def residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r):
+def residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3):
     """phi(q) into r (6 per loop); returns max |phi|."""
     placements(tree_i, tree_f, q, R, t, S)
-    F = np.empty((4, 3))
-    d = np.empty(3)
-    tmp = np.empty(3)
+    d, tmp, col_p, col_s = s3[S3_V], s3[S3_V + 1], s3[S3_V + 2], s3[S3_V + 3]
     size = 0.0
     for k in range(loop_i.shape[0]):
-        RP, RS = loop_frames(R, t, loop_i, loop_f, k, F)
+        F, RP, RS = loop_frames(R, t, loop_i, loop_f, k, s3)
         for c in range(3):
             d[c] = F[2, c] - F[1, c]
         kind = loop_i[k, 0]
         if kind == LOOP_PRISMATIC:
             _perp(F[0], d, tmp)
-            r[6 * k : 6 * k + 3] = tmp
+            for c in range(3):
+                r[6 * k + c] = tmp[c]
         else:
-            r[6 * k : 6 * k + 3] = d
+            for c in range(3):
+                r[6 * k + c] = d[c]
         if kind == LOOP_REVOLUTE:
             _cross(F[0], F[3], tmp)
-            r[6 * k + 3 : 6 * k + 6] = tmp
+            for c in range(3):
+                r[6 * k + 3 + c] = tmp[c]
         else:  # 1/2 sum_c (RP e_c) x (RS e_c)
             for m in range(3):
                 r[6 * k + 3 + m] = 0.0
             for c in range(3):
-                _cross(RP[:, c], RS[:, c], tmp)
+                for m in range(3):
+                    col_p[m] = RP[m, c]
+                    col_s[m] = RS[m, c]
+                _cross(col_p, col_s, tmp)
                 for m in range(3):
                     r[6 * k + 3 + m] += 0.5 * tmp[m]
         for m in range(6):
@@ -171,52 +193,44 @@ def _point(v, p, out):
 
 
 @njit(**_OPTS)
-def loop_rows(kind, F, vs, vp, out):
+def loop_rows(kind, F, vs, vp, out, s3):
     """K w for one loop (6 rows) from the twists vs, vp of S's and P's bodies under w."""
     a, pP, pS = F[0], F[1], F[2]
-    ps = np.empty(3)
-    pp = np.empty(3)
-    w = np.empty(3)
-    tmp = np.empty(3)
+    ps, pp, w = s3[S3_V], s3[S3_V + 1], s3[S3_V + 2]
+    tmp, d, x = s3[S3_V + 3], s3[S3_V + 4], s3[S3_V + 5]
     _point(vs, pS, ps)
     _point(vp, pP, pp)
     for c in range(3):
         w[c] = vs[c] - vp[c]
     if kind == LOOP_PRISMATIC:
-        d = np.empty(3)
-        x = np.empty(3)
         for c in range(3):
             d[c] = pS[c] - pP[c]
         _cross(vp[:3], d, tmp)
         for c in range(3):
             x[c] = ps[c] - pp[c] - tmp[c]
         _perp(a, x, tmp)
-        out[0:3] = tmp
-        out[3:6] = w
+        for c in range(3):
+            out[c] = tmp[c]
+            out[3 + c] = w[c]
     elif kind == LOOP_REVOLUTE:
+        _perp(a, w, tmp)
         for c in range(3):
             out[c] = ps[c] - pp[c]
-        _perp(a, w, tmp)
-        out[3:6] = tmp
+            out[3 + c] = tmp[c]
     else:
         for c in range(3):
             out[c] = ps[c] - pp[c]
-        out[3:6] = w
+            out[3 + c] = w[c]
 
 
 @njit(**_OPTS)
-def loop_rows_rate(kind, F, vs, vp, ds, dp, us, up, out):
+def loop_rows_rate(kind, F, vs, vp, ds, dp, us, up, out, s3):
     """D_u (K w) for one loop: vs, vp the twists under w, ds, dp their rates along u (w held),
     us, up the twists under u, of S's and P's bodies."""
     a, pP, pS = F[0], F[1], F[2]
-    w_rel = np.empty(3)
-    dw = np.empty(3)
-    dv = np.empty(3)
-    ps_dot = np.empty(3)
-    pp_dot = np.empty(3)
-    t1 = np.empty(3)
-    t2 = np.empty(3)
-    a_dot = np.empty(3)
+    w_rel, dw, dv = s3[S3_RATE], s3[S3_RATE + 1], s3[S3_RATE + 2]
+    ps_dot, pp_dot = s3[S3_RATE + 3], s3[S3_RATE + 4]
+    t1, t2, a_dot = s3[S3_RATE + 5], s3[S3_RATE + 6], s3[S3_RATE + 7]
     _point(us, pS, ps_dot)
     _point(up, pP, pp_dot)
     _point(ds, pS, dv)
@@ -231,17 +245,15 @@ def loop_rows_rate(kind, F, vs, vp, ds, dp, us, up, out):
         dw[c] = ds[c] - dp[c]
     _cross(up[:3], a, a_dot)
     if kind == LOOP_REVOLUTE:
-        out[0:3] = dv
         _perp(a, dw, t1)
         aw = a[0] * w_rel[0] + a[1] * w_rel[1] + a[2] * w_rel[2]
         dotw = a_dot[0] * w_rel[0] + a_dot[1] * w_rel[1] + a_dot[2] * w_rel[2]
         for c in range(3):
+            out[c] = dv[c]
             out[3 + c] = t1[c] - (a_dot[c] * aw + a[c] * dotw)
     elif kind == LOOP_PRISMATIC:
-        d = np.empty(3)
-        x = np.empty(3)
-        dx = np.empty(3)
-        pv = np.empty(3)
+        d, x = s3[S3_RATE + 8], s3[S3_RATE + 9]
+        dx, pv = s3[S3_RATE + 10], s3[S3_RATE + 11]
         _point(vs, pS, x)
         _point(vp, pP, pv)
         for c in range(3):
@@ -261,34 +273,57 @@ def loop_rows_rate(kind, F, vs, vp, ds, dp, us, up, out):
         dotx = a_dot[0] * x[0] + a_dot[1] * x[1] + a_dot[2] * x[2]
         for c in range(3):
             out[c] = t1[c] - (a_dot[c] * ax + a[c] * dotx)
-        out[3:6] = dw
+            out[3 + c] = dw[c]
     else:
-        out[0:3] = dv
-        out[3:6] = dw
+        for c in range(3):
+            out[c] = dv[c]
+            out[3 + c] = dw[c]
 
 
 @njit(**_OPTS)
-def jacobian(tree_i, loop_i, loop_f, anc, R, t, S, cols, K):
+def jacobian(tree_i, loop_i, loop_f, anc, R, t, S, cols, K, s3, s6):
     """K[:, c] = column cols[c] of K(q) (after :func:`placements`)."""
-    F = np.empty((4, 3))
-    zero = np.zeros(6)
-    out = np.empty(6)
-    K[:, :] = 0.0
+    zero, out = s6[S6_ZERO], s6[S6_OUT]
+    for c in range(6):
+        zero[c] = 0.0
+    for a in range(K.shape[0]):
+        for c in range(K.shape[1]):
+            K[a, c] = 0.0
     for k in range(loop_i.shape[0]):
-        loop_frames(R, t, loop_i, loop_f, k, F)
+        F, _, _ = loop_frames(R, t, loop_i, loop_f, k, s3)
         for c in range(cols.shape[0]):
             j = cols[c]
             on_p, on_s = anc[k, 0, j], anc[k, 1, j]
             if on_p == on_s:
                 continue  # moves both frames, or neither
-            loop_rows(loop_i[k, 0], F, S[j] if on_s else zero, S[j] if on_p else zero, out)
-            K[6 * k : 6 * k + 6, c] = out
+            loop_rows(loop_i[k, 0], F, S[j] if on_s else zero, S[j] if on_p else zero, out, s3)
+            for a in range(6):
+                K[6 * k + a, c] = out[a]
+
+
+@njit(**_OPTS)
+def jacobian_column(tree_i, loop_i, loop_f, anc, R, t, S, j, col, s3, s6):
+    """col = column j of K(q) (after :func:`placements`)."""
+    zero, out = s6[S6_ZERO], s6[S6_OUT]
+    for c in range(6):
+        zero[c] = 0.0
+    for a in range(col.shape[0]):
+        col[a] = 0.0
+    for k in range(loop_i.shape[0]):
+        on_p, on_s = anc[k, 0, j], anc[k, 1, j]
+        if on_p == on_s:
+            continue
+        F, _, _ = loop_frames(R, t, loop_i, loop_f, k, s3)
+        loop_rows(loop_i[k, 0], F, S[j] if on_s else zero, S[j] if on_p else zero, out, s3)
+        for a in range(6):
+            col[6 * k + a] = out[a]
 
 
 @njit(**_OPTS)
 def _twist_at(tree_i, S, b, w, out):
     """The twist of body b under joint velocity w (sum over its ancestors)."""
-    out[:] = 0.0
+    for c in range(6):
+        out[c] = 0.0
     j = b
     while j >= 0:
         for c in range(6):
@@ -299,7 +334,8 @@ def _twist_at(tree_i, S, b, w, out):
 @njit(**_OPTS)
 def _twist_rate_at(tree_i, S, Vu, b, w, out):
     """D_u of body b's twist under w: sum over its joints j of (V_parent(j)(u) x S_j) w_j."""
-    out[:] = 0.0
+    for c in range(6):
+        out[c] = 0.0
     j = b
     while j >= 0:
         p = tree_i[j, 0]
@@ -315,19 +351,19 @@ def _twist_rate_at(tree_i, S, Vu, b, w, out):
 
 
 @njit(**_OPTS)
-def jacobian_rate(tree_i, loop_i, loop_f, R, t, S, u, w, Vu, out):
+def jacobian_rate(tree_i, loop_i, loop_f, R, t, S, u, w, Vu, out, s3, s6):
     """D_u (K(q) w) into out (6 per loop); Vu (n, 6) is scratch for the twists under u."""
     n = tree_i.shape[0]
     for i in range(n):
         p = tree_i[i, 0]
         for c in range(6):
             Vu[i, c] = (0.0 if p < 0 else Vu[p, c]) + S[i, c] * u[i]
-    F = np.empty((4, 3))
-    zero = np.zeros(6)
-    vs, vp, ds, dp = np.empty(6), np.empty(6), np.empty(6), np.empty(6)
-    rows = np.empty(6)
+    zero, rows = s6[S6_ZERO], s6[S6_OUT]
+    for c in range(6):
+        zero[c] = 0.0
+    vs, vp, ds, dp = s6[S6_TW], s6[S6_TW + 1], s6[S6_TW + 2], s6[S6_TW + 3]
     for k in range(loop_i.shape[0]):
-        loop_frames(R, t, loop_i, loop_f, k, F)
+        F, _, _ = loop_frames(R, t, loop_i, loop_f, k, s3)
         bp, bs = loop_i[k, 1], loop_i[k, 2]
         _twist_at(tree_i, S, bs, w, vs)
         _twist_at(tree_i, S, bp, w, vp)
@@ -335,22 +371,30 @@ def jacobian_rate(tree_i, loop_i, loop_f, R, t, S, u, w, Vu, out):
         _twist_rate_at(tree_i, S, Vu, bp, w, dp)
         us = Vu[bs] if bs >= 0 else zero
         up = Vu[bp] if bp >= 0 else zero
-        loop_rows_rate(loop_i[k, 0], F, vs, vp, ds, dp, us, up, rows)
-        out[6 * k : 6 * k + 6] = rows
+        loop_rows_rate(loop_i[k, 0], F, vs, vp, ds, dp, us, up, rows, s3)
+        for c in range(6):
+            out[6 * k + c] = rows[c]
+
+
+# ---------------------------------------------------------------------- least squares
 
 
 @njit(**_OPTS)
-def least_squares(A, b, rtol, x):
-    """x minimizing |A x - b| (A: m x k, m >= k) by Householder QR with column pivoting;
-    columns whose pivot falls below rtol times the first are dropped (x = 0 there).
-    Returns the ratio of the last kept pivot to the first (a rank and conditioning gauge)."""
-    m, k = A.shape
-    Q = A.copy()
-    y = b.copy()
-    perm = np.arange(k)
-    norms = np.empty(k)
+def qr_factor(K, Q, perm, norms, vhead, beta, rtol):
+    """Householder QR of K (m x k, m >= k) with column pivoting, into Q: R in its upper
+    triangle, reflector c's vector v = (vhead[c], Q[c+1:, c]) below it, beta[c] = v.v.
+    Columns whose pivot falls below rtol times the first are dropped.  Returns (rank, the
+    ratio of the last pivot to the first if every column is kept, else 0)."""
+    m, k = K.shape
+    for r in range(m):
+        for c in range(k):
+            Q[r, c] = K[r, c]
     for c in range(k):
-        norms[c] = np.sqrt(np.sum(Q[:, c] ** 2))
+        perm[c] = c
+        acc = 0.0
+        for r in range(m):
+            acc += Q[r, c] * Q[r, c]
+        norms[c] = math.sqrt(acc)
     first = 0.0
     rank = 0
     for c in range(k):
@@ -363,127 +407,164 @@ def least_squares(A, b, rtol, x):
                 Q[r, c], Q[r, best] = Q[r, best], Q[r, c]
             norms[c], norms[best] = norms[best], norms[c]
             perm[c], perm[best] = perm[best], perm[c]
-        alpha = np.sqrt(np.sum(Q[c:, c] ** 2))
+        acc = 0.0
+        for r in range(c, m):
+            acc += Q[r, c] * Q[r, c]
+        alpha = math.sqrt(acc)
         if c == 0:
             first = alpha
         if not alpha > rtol * first or alpha == 0.0:
             break
         if Q[c, c] > 0:
             alpha = -alpha
-        v = Q[c:, c].copy()
-        v[0] -= alpha
-        vv = np.sum(v * v)
+        v0 = Q[c, c] - alpha
+        vv = v0 * v0
+        for r in range(c + 1, m):
+            vv += Q[r, c] * Q[r, c]
+        vhead[c] = v0
+        beta[c] = vv
         if vv > 0.0:
-            for cc in range(c, k):
-                f = 2.0 * np.sum(v * Q[c:, cc]) / vv
-                Q[c:, cc] -= f * v
-            f = 2.0 * np.sum(v * y[c:]) / vv
-            y[c:] -= f * v
+            for cc in range(c + 1, k):
+                f = v0 * Q[c, cc]
+                for r in range(c + 1, m):
+                    f += Q[r, c] * Q[r, cc]
+                f *= 2.0 / vv
+                Q[c, cc] -= f * v0
+                for r in range(c + 1, m):
+                    Q[r, cc] -= f * Q[r, c]
         Q[c, c] = alpha
         rank += 1
         for cc in range(c + 1, k):
-            norms[cc] = np.sqrt(np.sum(Q[c + 1 :, cc] ** 2))
-    z = np.zeros(k)
-    for c in range(rank - 1, -1, -1):
-        acc = y[c]
-        for cc in range(c + 1, rank):
-            acc -= Q[c, cc] * z[cc]
-        z[c] = acc / Q[c, c]
-    x[:] = 0.0
-    for c in range(k):
-        x[perm[c]] = z[c]
-    if rank == 0 or first == 0.0:
-        return 0.0
-    return abs(Q[rank - 1, rank - 1]) / first if rank == k else 0.0
+            acc = 0.0
+            for r in range(c + 1, m):
+                acc += Q[r, cc] * Q[r, cc]
+            norms[cc] = math.sqrt(acc)
+    if rank == 0 or first == 0.0 or rank < k:
+        return rank, 0.0
+    return rank, abs(Q[rank - 1, rank - 1]) / first
 
 
 @njit(**_OPTS)
-def newton(
-    tree_i,
-    tree_f,
-    loop_i,
-    loop_f,
-    anc,
-    q,
-    dependent,
-    tol,
-    max_steps,
-    max_step,
-    rank_rtol,
-    R,
-    t,
-    S,
-    r,
-    info,
-):
+def qr_solve(Q, perm, vhead, beta, rank, b, y, x):
+    """x minimizing |K x - b| from :func:`qr_factor`'s Q (x = 0 in the dropped columns);
+    y (m) is scratch."""
+    m, k = Q.shape
+    for r in range(m):
+        y[r] = b[r]
+    for c in range(rank):
+        vv = beta[c]
+        if vv > 0.0:
+            f = vhead[c] * y[c]
+            for r in range(c + 1, m):
+                f += Q[r, c] * y[r]
+            f *= 2.0 / vv
+            y[c] -= f * vhead[c]
+            for r in range(c + 1, m):
+                y[r] -= f * Q[r, c]
+    for c in range(rank - 1, -1, -1):
+        acc = y[c]
+        for cc in range(c + 1, rank):
+            acc -= Q[c, cc] * y[cc]
+        y[c] = acc / Q[c, c]
+    for c in range(k):
+        x[c] = 0.0
+    for c in range(rank):
+        x[perm[c]] = y[c]
+
+
+@njit(**_OPTS)
+def least_squares(K, b, rtol, x, Q, perm, norms, vhead, beta, y):
+    """x minimizing |K x - b| (:func:`qr_factor` then :func:`qr_solve`); returns the pivot
+    ratio of :func:`qr_factor`."""
+    rank, ratio = qr_factor(K, Q, perm, norms, vhead, beta, rtol)
+    qr_solve(Q, perm, vhead, beta, rank, b, y, x)
+    return ratio
+
+
+# ---------------------------------------------------------------------- Newton
+
+
+@njit(**_OPTS)
+def _copy(src, dst):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(**_OPTS)
+def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, max_step,
+           rank_rtol, R, t, S, r, info, s3, s6, K, Q, perm, norms, vhead, beta, y, step,
+           trial, r_trial):  # fmt: skip
     """Close the loops by moving q's dependent joints (damped Newton, at most ``max_step``
-    per joint per step, halved until phi shrinks; then two plain polishing steps kept while
-    they shrink phi); returns CLOSED, NOT_CLOSED or NOT_FINITE, with max |phi| in info[0] and
-    phi in r."""
+    per joint per step, halved until phi shrinks; then up to two plain polishing steps kept
+    while they shrink phi).  Returns (CLOSED, NOT_CLOSED or NOT_FINITE, rank): max |phi| in
+    info[0], phi in r, the placements of q in R, t, S; rank >= 0 when Q holds the QR of K at
+    the resulting q (:func:`qr_factor` with rank_rtol), else -1.  K, Q (m x nz), perm, norms,
+    vhead, beta, step (nz), y, r_trial (m), trial (nq) are scratch."""
     qi = tree_i[:, 2]
     nz = dependent.shape[0]
-    m = r.shape[0]
-    K = np.empty((m, nz))
-    step = np.empty(nz)
-    trial = q.copy()
-    r_trial = np.empty(m)
-    size = residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r)
+    size = residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3)
     info[0] = size
     for _ in range(max_steps):
         if not math.isfinite(size):
             info[0] = size
-            return NOT_FINITE
+            return NOT_FINITE, -1
         if size <= tol:
             break
-        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K)
-        least_squares(K, r, rank_rtol, step)
+        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
+        least_squares(K, r, rank_rtol, step, Q, perm, norms, vhead, beta, y)
         biggest = 0.0
         for c in range(nz):
             biggest = max(biggest, abs(step[c]))
         if biggest > max_step:
-            step *= max_step / biggest
+            for c in range(nz):
+                step[c] *= max_step / biggest
         new = size
         for _h in range(30):
-            trial[:] = q
+            _copy(q, trial)
             for c in range(nz):
                 trial[qi[dependent[c]]] -= step[c]
-            new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial)
+            new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3)
             if new < size:
                 break
-            step *= 0.5
-        q[:] = trial
-        size = residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r)
+            for c in range(nz):
+                step[c] *= 0.5
+        # the last trial is the new q: its residual and placements are already computed
+        _copy(trial, q)
+        _copy(r_trial, r)
+        size = new
     else:
         if not size <= tol:
             info[0] = size
-            return NOT_CLOSED if math.isfinite(size) else NOT_FINITE
+            return (NOT_CLOSED if math.isfinite(size) else NOT_FINITE), -1
+    rank = -1
     for _ in range(2):  # polish: plain Newton steps kept while they shrink phi
-        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K)
-        least_squares(K, r, rank_rtol, step)
-        trial[:] = q
+        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
+        rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
+        qr_solve(Q, perm, vhead, beta, rank, r, y, step)
+        _copy(q, trial)
         for c in range(nz):
             trial[qi[dependent[c]]] -= step[c]
-        new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial)
+        new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3)
         if not new < size:
-            break
-        q[:] = trial
-        r[:] = r_trial
+            break  # q stays, and Q is its factorization
+        _copy(trial, q)
+        _copy(r_trial, r)
         size = new
+        rank = -1
     placements(tree_i, tree_f, q, R, t, S)  # leave the placements of the result
     info[0] = size
-    return CLOSED
+    return CLOSED, rank
 
 
 WRONG_BRANCH, SINGULAR = 3, 4
 
 
 @njit(**_OPTS)
-def _branch_ok(R, t, loop_i, loop_f):
+def _branch_ok(R, t, loop_i, loop_f, s3):
     """-1 if every loop closed as its joint says, else the index of the first that closed with
     its frames half a turn apart (axes opposite; P and S turned by 180 degrees)."""
-    F = np.empty((4, 3))
     for k in range(loop_i.shape[0]):
-        RP, RS = loop_frames(R, t, loop_i, loop_f, k, F)
+        F, RP, RS = loop_frames(R, t, loop_i, loop_f, k, s3)
         if loop_i[k, 0] == LOOP_REVOLUTE:
             ok = F[0, 0] * F[3, 0] + F[0, 1] * F[3, 1] + F[0, 2] * F[3, 2] > 0.0
         else:
@@ -498,28 +579,35 @@ def _branch_ok(R, t, loop_i, loop_f):
 
 
 @njit(**_OPTS)
-def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, dependent,
+def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predict, dependent,
                  lead_q, lead_cols, lead_rows, tol, max_steps, max_step, rank_rtol,
-                 singular_rtol, R, t, S, r, info, A, dA, Vu):
+                 singular_rtol, R, t, S, r, info, A, dA, Vu, s3, s6, K, Q, perm, norms,
+                 vhead, beta, y, step, trial, r_trial, b, col, uk, uj, target):  # fmt: skip
     """Close the loops at q's independent positions and fill A and dA/dy at the result.
 
     q: the target (its dependent entries are the guess when ``has_start`` is false);
-    start: the previous closed configuration (continuation from it when ``has_start``).
+    start: the previous closed configuration (continuation from it when ``has_start``; with
+    ``predict``, A holds A at start, and each continuation step starts Newton from the
+    tangent's prediction, dz = A_zy dy, instead of start's dependent values).
     lead_q / lead_cols / lead_rows: the loops' independent joints' index in q, their column
     of A and their row of the tree.  A's other entries (identity rows of the independent
     joints, zero elsewhere) are set by the caller once; this writes A's dependent rows in the
-    loop columns and dA's dependent rows.  Returns CLOSED, NOT_CLOSED, NOT_FINITE,
-    WRONG_BRANCH (info[1]: the loop) or SINGULAR (info[0]: the pivot ratio); q is the result.
+    loop columns and dA's dependent rows.  K_z is factored once for A and dA.  Returns
+    CLOSED, NOT_CLOSED, NOT_FINITE, WRONG_BRANCH (info[1]: the loop) or SINGULAR (info[0]:
+    the pivot ratio); q is the result.  The arguments after Vu are scratch: s3, s6,
+    K, Q (m x nz), perm (int64), norms, vhead, beta, step (nz), y, r_trial, b, col (m),
+    trial (nq), uk, uj (n), target (number of lead joints).
     """
     qi = tree_i[:, 2]
     nz = dependent.shape[0]
     nl = lead_q.shape[0]
+    m = r.shape[0]
+    rank = -1
     if has_start:  # the other coordinates (base, other limbs) do not move the loops
         jump = 0.0
         for c in range(nl):
             jump = max(jump, abs(q[lead_q[c]] - start[lead_q[c]]))
         steps = max(1, int(math.ceil(jump / max_step)))
-        target = np.empty(nl)
         for c in range(nl):
             target[c] = q[lead_q[c]]
         for z in range(nz):
@@ -530,52 +618,56 @@ def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, depen
                 q[iq] = target[c] if s == steps else start[iq] + (target[c] - start[iq]) * (
                     s / steps
                 )
-            status = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps,
-                            max_step, rank_rtol, R, t, S, r, info)
+            if predict:  # first-order predictor along start's tangent: dz = A_zy dy
+                for z in range(nz):
+                    dz = 0.0
+                    for c in range(nl):
+                        dz += A[dependent[z], lead_cols[c]] * (target[c] - start[lead_q[c]])
+                    q[qi[dependent[z]]] += dz / steps
+            status, rank = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol,
+                                  max_steps, max_step, rank_rtol, R, t, S, r, info, s3, s6, K,
+                                  Q, perm, norms, vhead, beta, y, step, trial, r_trial)  # fmt: skip
             if status != CLOSED:
                 return status
     else:
-        status = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps,
-                        max_step, rank_rtol, R, t, S, r, info)
+        status, rank = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol,
+                              max_steps, max_step, rank_rtol, R, t, S, r, info, s3, s6, K, Q,
+                              perm, norms, vhead, beta, y, step, trial, r_trial)  # fmt: skip
         if status != CLOSED:
             return status
-    k = _branch_ok(R, t, loop_i, loop_f)
+    k = _branch_ok(R, t, loop_i, loop_f, s3)
     if k >= 0:
         info[1] = k
         return WRONG_BRANCH
-    m = r.shape[0]
-    Kz = np.empty((m, nz))
-    jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, Kz)
-    col = np.empty((m, 1))
-    one = np.empty(1, dtype=np.int64)
-    x = np.empty(nz)
-    b = np.empty(m)
-    b[:] = 0.0
-    ratio = least_squares(Kz, b, singular_rtol, x)
+    if rank < 0:  # Newton's last factorization is not at q
+        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
+        rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
+    ratio = abs(Q[nz - 1, nz - 1]) / abs(Q[0, 0]) if rank == nz and Q[0, 0] != 0.0 else 0.0
     if not ratio >= singular_rtol:
         info[0] = ratio
         return SINGULAR
     # A: K_z A_z + K_y = 0 in the loops' independent columns
     for c in range(nl):
-        one[0] = lead_rows[c]
-        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, one, col)
+        jacobian_column(tree_i, loop_i, loop_f, anc, R, t, S, lead_rows[c], col, s3, s6)
         for a in range(m):
-            b[a] = -col[a, 0]
-        least_squares(Kz, b, rank_rtol, x)
+            b[a] = -col[a]
+        qr_solve(Q, perm, vhead, beta, rank, b, y, step)
         for z in range(nz):
-            A[dependent[z], lead_cols[c]] = x[z]
+            A[dependent[z], lead_cols[c]] = step[z]
     # dA: (D_{A_k} K) A_j + K dA_j/dy_k = 0, symmetric in j, k
-    rate = np.empty(m)
     for ck in range(nl):
         kcol = lead_cols[ck]
+        for a in range(uk.shape[0]):
+            uk[a] = A[a, kcol]
         for cj in range(ck, nl):
             jcol = lead_cols[cj]
-            jacobian_rate(tree_i, loop_i, loop_f, R, t, S, A[:, kcol].copy(),
-                          A[:, jcol].copy(), Vu, rate)
+            for a in range(uj.shape[0]):
+                uj[a] = A[a, jcol]
+            jacobian_rate(tree_i, loop_i, loop_f, R, t, S, uk, uj, Vu, col, s3, s6)
             for a in range(m):
-                b[a] = -rate[a]
-            least_squares(Kz, b, rank_rtol, x)
+                b[a] = -col[a]
+            qr_solve(Q, perm, vhead, beta, rank, b, y, step)
             for z in range(nz):
-                dA[dependent[z], jcol, kcol] = x[z]
-                dA[dependent[z], kcol, jcol] = x[z]
+                dA[dependent[z], jcol, kcol] = step[z]
+                dA[dependent[z], kcol, jcol] = step[z]
     return CLOSED

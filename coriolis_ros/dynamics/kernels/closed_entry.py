@@ -1,0 +1,256 @@
+"""A closed chain's compiled entry points: closure, A, dA/dy, the tree's terms and the
+reduction in one call each, over three packed arrays.
+
+Wensing & Slotine, Section VI-C1: with qdot = A(y) ydot, Cbar = A^T C A + A^T M Adot and
+Gammabar_ijk = A_ai A_bj A_ck Gamma_abc + A_ai M_ab dA_bj/dy_k (:mod:`.closed_reduction`),
+after the loops are closed by Newton and A, dA/dy computed (:mod:`.loop_closure`).  One
+compiled call does all of it, so a call costs the arithmetic, not Python: every array the
+steps need is a view into
+
+``ci`` int64   the sizes (header I_*), the offsets of the integer regions and of the
+               workspace's regions (W_*), then the integer data: the tree's and loops'
+               tables, the dependent joints, the loops' lead joints, the kept positions,
+               and the QR's column permutation (written);
+``cf`` float64 the tree's and loops' geometry, then Newton's tolerance, largest step and the
+               two rank thresholds;
+``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
+               flag after it says whether that y is valid), the placements, A, dA, the tree's
+               M, Mdot, C and every scratch array.
+
+:func:`layout` computes the offsets; :class:`coriolis_ros.dynamics.loops.LoopClosure` fills
+the arrays.  Status codes: 0, the input codes of :mod:`.kinematics` (BAD_Q, SIZE_Q, ...),
+CLOSURE + the closure's outcome (:mod:`.loop_closure`: NOT_CLOSED, NOT_FINITE, WRONG_BRANCH,
+SINGULAR), NOT_FINITE_OUT, TREE + a tree kernel's status.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .christoffel import christoffel
+from .closed_reduction import reduce_christoffel, reduce_coriolis
+from .coriolis_matrix import coriolis_matrix
+from .crba import mass_matrix
+from .kinematics import (
+    BAD_Q,
+    BAD_QD,
+    OVERLAP,
+    SIZE_OUT,
+    SIZE_Q,
+    SIZE_QD,
+    all_finite,
+    disjoint,
+    square_ok,
+)
+from .loop_closure import CLOSED, S3_ROWS, S6_ROWS, closed_state
+
+SC_SIZE = 3 * S3_ROWS + 6 * S6_ROWS  # the scratch rows s3 and s6, one after the other
+
+CLOSURE = 100  # + the closure's outcome
+NOT_FINITE_OUT = 110  # a reduced output entry is not finite
+TREE = 200  # + a tree kernel's status (an internal error: its inputs were checked)
+
+# ci header: sizes
+I_N, I_NQ, I_L, I_NZ, I_NL, I_NY, I_NQY, I_MAX_STEPS = range(8)
+# ci header: offsets of the integer regions in ci
+I_TREE, I_LOOP, I_ANC, I_DEP, I_LEAD_Q, I_LEAD_C, I_LEAD_R, I_KEEP, I_PERM = range(8, 17)
+I_W = 17  # ci[I_W + W_*]: the offset of workspace region W_* in cw
+# workspace regions
+(W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
+ W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
+ W_M, W_MD, W_C, W_ADOT, W_MA) = range(32)  # fmt: skip
+HEADER = I_W + 32
+# cf: the tree's geometry (n x 12), the loops' (L x 27), then these four
+P_TOL, P_MAX_STEP, P_RANK_RTOL, P_SINGULAR_RTOL = range(4)
+
+
+def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int):
+    """(ci offsets {name: (offset, size)}, cw regions [(offset, size)] in W_* order, sizes of
+    ci, cf and cw) for a tree of n rows and nq positions, ``loops`` loops, nz dependent and
+    nl lead joints, ny independent velocities and nqy independent positions."""
+    m = 6 * loops
+    ints = [("tree", 3 * n), ("loop", 3 * loops), ("anc", 2 * loops * n), ("dep", nz),
+            ("lead_q", nl), ("lead_c", nl), ("lead_r", nl), ("keep", nqy),
+            ("perm", nz)]  # fmt: skip
+    offsets, at = {}, HEADER
+    for name, size in ints:
+        offsets[name] = (at, size)
+        at += size
+    work = [nq, nqy + 1, nq, 9 * n, 3 * n, 6 * n, m, 2, n * ny, n * ny * ny, 6 * n, SC_SIZE,
+            m * nz, m * nz, nz, nz, nz, m, nz, nq, m, m, m, n, n, nl, n, n * n, n * n, n * n,
+            n * ny, n * ny]  # fmt: skip
+    regions, w = [], 0
+    for size in work:
+        regions.append((w, size))
+        w += size
+    return offsets, regions, at, 12 * n + 27 * loops + 4, w
+
+
+@njit(cache=False, error_model="numpy")
+def _ints(ci):
+    n, L, nz, nl, nqy = ci[I_N], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NQY]
+    o = ci[I_TREE]
+    tree_i = ci[o : o + 3 * n].reshape((n, 3))
+    o = ci[I_LOOP]
+    loop_i = ci[o : o + 3 * L].reshape((L, 3))
+    o = ci[I_ANC]
+    anc = ci[o : o + 2 * L * n].reshape((L, 2, n))
+    dep = ci[ci[I_DEP] : ci[I_DEP] + nz]
+    lead_q = ci[ci[I_LEAD_Q] : ci[I_LEAD_Q] + nl]
+    lead_c = ci[ci[I_LEAD_C] : ci[I_LEAD_C] + nl]
+    lead_r = ci[ci[I_LEAD_R] : ci[I_LEAD_R] + nl]
+    keep = ci[ci[I_KEEP] : ci[I_KEEP] + nqy]
+    perm = ci[ci[I_PERM] : ci[I_PERM] + nz]
+    return tree_i, loop_i, anc, dep, lead_q, lead_c, lead_r, keep, perm
+
+
+@njit(cache=False, error_model="numpy")
+def _w(ci, cw, region, size):
+    o = ci[I_W + region]
+    return cw[o : o + size]
+
+
+@njit(cache=False, error_model="numpy")
+def _close(ci, cf, cw, has_start):
+    """Close the loops from the target in W_Q (continuation from W_LAST when ``has_start``);
+    on success W_LAST is the result and the y cache is cleared.  Returns the closure's
+    outcome (loop_closure.CLOSED, ...)."""
+    n, nq, L, nz, nl, ny = ci[I_N], ci[I_NQ], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NY]
+    m = 6 * L
+    tree_i, loop_i, anc, dep, lead_q, lead_c, lead_r, _, perm = _ints(ci)
+    tree_f = cf[: 12 * n].reshape((n, 12))
+    loop_f = cf[12 * n : 12 * n + 27 * L].reshape((L, 27))
+    p = 12 * n + 27 * L
+    q = _w(ci, cw, W_Q, nq)
+    last = _w(ci, cw, W_LAST, nq)
+    status = closed_state(
+        tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, dep, lead_q, lead_c,
+        lead_r,
+        cf[p + P_TOL], ci[I_MAX_STEPS], cf[p + P_MAX_STEP], cf[p + P_RANK_RTOL],
+        cf[p + P_SINGULAR_RTOL],
+        _w(ci, cw, W_R, 9 * n).reshape((n, 3, 3)), _w(ci, cw, W_T, 3 * n).reshape((n, 3)),
+        _w(ci, cw, W_S, 6 * n).reshape((n, 6)), _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 2),
+        _w(ci, cw, W_A, n * ny).reshape((n, ny)),
+        _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)),
+        _w(ci, cw, W_VU, 6 * n).reshape((n, 6)),
+        _w(ci, cw, W_SC, 3 * S3_ROWS).reshape((S3_ROWS, 3)),
+        cw[ci[I_W + W_SC] + 3 * S3_ROWS : ci[I_W + W_SC] + SC_SIZE].reshape((S6_ROWS, 6)),
+        _w(ci, cw, W_K, m * nz).reshape((m, nz)), _w(ci, cw, W_QR, m * nz).reshape((m, nz)),
+        perm, _w(ci, cw, W_NORMS, nz), _w(ci, cw, W_VHEAD, nz), _w(ci, cw, W_BETA, nz),
+        _w(ci, cw, W_YS, m), _w(ci, cw, W_STEP, nz), _w(ci, cw, W_TRIAL, nq),
+        _w(ci, cw, W_RTRIAL, m), _w(ci, cw, W_B, m), _w(ci, cw, W_COL, m),
+        _w(ci, cw, W_UK, n), _w(ci, cw, W_UJ, n), _w(ci, cw, W_TARGET, nl),
+    )  # fmt: skip
+    if status == CLOSED:
+        last[:] = q
+        cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
+    return status
+
+
+@njit(cache=False, error_model="numpy")
+def close_loops(ci, cf, cw, has_start):
+    """:func:`_close` as an entry point (0 or CLOSURE + the outcome)."""
+    status = _close(ci, cf, cw, has_start)
+    return 0 if status == CLOSED else CLOSURE + status
+
+
+@njit(cache=False, error_model="numpy")
+def update(ci, cf, cw, y):
+    """Close the loops at the independent positions y, unless they were closed at this y
+    last (then nothing is done): continuation from W_LAST; W_LAST, A and dA are the result.
+    Returns 0, BAD_Q, SIZE_Q or CLOSURE + the outcome."""
+    nqy, nq = ci[I_NQY], ci[I_NQ]
+    if y.shape[0] != nqy:
+        return SIZE_Q
+    if not all_finite(y):
+        return BAD_Q
+    cached = _w(ci, cw, W_Y, nqy + 1)
+    if cached[nqy] == 1.0:
+        same = True
+        for i in range(nqy):
+            if cached[i] != y[i]:
+                same = False
+                break
+        if same:
+            return 0
+    q = _w(ci, cw, W_Q, nq)
+    q[:] = _w(ci, cw, W_LAST, nq)
+    keep = ci[ci[I_KEEP] : ci[I_KEEP] + nqy]
+    for i in range(nqy):
+        q[keep[i]] = y[i]
+    status = _close(ci, cf, cw, True)
+    if status != CLOSED:
+        return CLOSURE + status
+    for i in range(nqy):
+        cached[i] = y[i]
+    cached[nqy] = 1.0
+    return 0
+
+
+@njit(cache=False, nogil=True, error_model="numpy")
+def closed_coriolis(mf, ci, cf, cw, y, yd, tws, Mbar, Mbardot, Cbar):
+    """Mbar, Mbardot and Cbar at (y, ydot): the loops closed at y, the tree's M, Mdot, C at
+    (q(y), A ydot) by Algorithm 1, reduced (:func:`.closed_reduction.reduce_coriolis`)."""
+    n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
+    if yd.shape[0] != ny:
+        return SIZE_QD
+    if not all_finite(yd):
+        return BAD_QD
+    if not (square_ok(ny, Mbar) and square_ok(ny, Mbardot) and square_ok(ny, Cbar)):
+        return SIZE_OUT
+    if not disjoint(Mbar, Mbardot, Cbar):
+        return OVERLAP
+    status = update(ci, cf, cw, y)
+    if status:
+        return status
+    A = _w(ci, cw, W_A, n * ny).reshape((n, ny))
+    v = _w(ci, cw, W_V, n)
+    for a in range(n):
+        acc = 0.0
+        for j in range(ny):
+            acc += A[a, j] * yd[j]
+        v[a] = acc
+    M = _w(ci, cw, W_M, n * n).reshape((n, n))
+    Mdot = _w(ci, cw, W_MD, n * n).reshape((n, n))
+    C = _w(ci, cw, W_C, n * n).reshape((n, n))
+    status = coriolis_matrix(mf, _w(ci, cw, W_LAST, nq), v, tws, M, Mdot, C)
+    if status:
+        return TREE + status
+    dA = _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny))
+    Adot = _w(ci, cw, W_ADOT, n * ny).reshape((n, ny))
+    MA = _w(ci, cw, W_MA, n * ny).reshape((n, ny))
+    if not reduce_coriolis(M, Mdot, C, A, dA, yd, Adot, MA, Mbar, Mbardot, Cbar):
+        return NOT_FINITE_OUT
+    return 0
+
+
+@njit(cache=False, nogil=True, error_model="numpy")
+def closed_christoffel(mf, ci, cf, cw, y, tws, G, X, out):
+    """Gammabar at y: the loops closed at y, the tree's Gamma (Algorithm 2) and M at q(y)
+    into G (n, n, n) and the workspace, reduced into out (ny, ny, ny); X (n, n, ny) scratch."""
+    n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
+    if not (out.shape[0] == ny and out.shape[1] == ny and out.shape[2] == ny):
+        return SIZE_OUT
+    if not (G.shape[0] == n and G.shape[1] == n and G.shape[2] == n):
+        return SIZE_OUT
+    if not (X.shape[0] == n and X.shape[1] == n and X.shape[2] == ny):
+        return SIZE_OUT
+    if not disjoint(G, X, out):
+        return OVERLAP
+    status = update(ci, cf, cw, y)
+    if status:
+        return status
+    q = _w(ci, cw, W_LAST, nq)
+    status = christoffel(mf, q, tws, G)
+    if status:
+        return TREE + status
+    M = _w(ci, cw, W_M, n * n).reshape((n, n))
+    status = mass_matrix(mf, q, tws, M)
+    if status:
+        return TREE + status
+    A = _w(ci, cw, W_A, n * ny).reshape((n, ny))
+    dA = _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny))
+    MA = _w(ci, cw, W_MA, n * ny).reshape((n, ny))
+    if not reduce_christoffel(G, M, A, dA, X, MA, out):
+        return NOT_FINITE_OUT
+    return 0
