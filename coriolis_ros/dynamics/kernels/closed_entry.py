@@ -46,6 +46,12 @@ from .loop_closure import CLOSED, S3_ROWS, S6_ROWS, closed_state
 
 SC_SIZE = 3 * S3_ROWS + 6 * S6_ROWS  # the scratch rows s3 and s6, one after the other
 
+# No runtime (see .spatial): views of the packed arrays are not reference-counted.
+_OPTS = dict(cache=False, error_model="numpy", _nrt=False)
+# Helpers that return views are inlined into their callers' IR (without the runtime a compiled
+# function may only return its own arguments).
+_VIEWS = dict(_OPTS, inline="always")
+
 CLOSURE = 100  # + the closure's outcome
 NOT_FINITE_OUT = 110  # a reduced output entry is not finite
 TREE = 200  # + a tree kernel's status (an internal error: its inputs were checked)
@@ -86,7 +92,7 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int):
     return offsets, regions, at, 12 * n + 27 * loops + 4, w
 
 
-@njit(cache=False, error_model="numpy")
+@njit(**_VIEWS)
 def _ints(ci):
     n, L, nz, nl, nqy = ci[I_N], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NQY]
     o = ci[I_TREE]
@@ -104,13 +110,13 @@ def _ints(ci):
     return tree_i, loop_i, anc, dep, lead_q, lead_c, lead_r, keep, perm
 
 
-@njit(cache=False, error_model="numpy")
+@njit(**_VIEWS)
 def _w(ci, cw, region, size):
     o = ci[I_W + region]
     return cw[o : o + size]
 
 
-@njit(cache=False, error_model="numpy")
+@njit(**_OPTS)
 def _close(ci, cf, cw, has_start):
     """Close the loops from the target in W_Q (continuation from W_LAST when ``has_start``);
     on success W_LAST is the result and the y cache is cleared.  Returns the closure's
@@ -142,19 +148,20 @@ def _close(ci, cf, cw, has_start):
         _w(ci, cw, W_UK, n), _w(ci, cw, W_UJ, n), _w(ci, cw, W_TARGET, nl),
     )  # fmt: skip
     if status == CLOSED:
-        last[:] = q
+        for i in range(nq):
+            last[i] = q[i]
         cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
     return status
 
 
-@njit(cache=False, error_model="numpy")
+@njit(**_OPTS)
 def close_loops(ci, cf, cw, has_start):
     """:func:`_close` as an entry point (0 or CLOSURE + the outcome)."""
     status = _close(ci, cf, cw, has_start)
     return 0 if status == CLOSED else CLOSURE + status
 
 
-@njit(cache=False, error_model="numpy")
+@njit(**_OPTS)
 def update(ci, cf, cw, y):
     """Close the loops at the independent positions y, unless they were closed at this y
     last (then nothing is done): continuation from W_LAST; W_LAST, A and dA are the result.
@@ -174,7 +181,9 @@ def update(ci, cf, cw, y):
         if same:
             return 0
     q = _w(ci, cw, W_Q, nq)
-    q[:] = _w(ci, cw, W_LAST, nq)
+    last = _w(ci, cw, W_LAST, nq)
+    for i in range(nq):
+        q[i] = last[i]
     keep = ci[ci[I_KEEP] : ci[I_KEEP] + nqy]
     for i in range(nqy):
         q[keep[i]] = y[i]
@@ -187,7 +196,7 @@ def update(ci, cf, cw, y):
     return 0
 
 
-@njit(cache=False, nogil=True, error_model="numpy")
+@njit(nogil=True, **_OPTS)
 def closed_coriolis(mf, ci, cf, cw, y, yd, tws, Mbar, Mbardot, Cbar):
     """Mbar, Mbardot and Cbar at (y, ydot): the loops closed at y, the tree's M, Mdot, C at
     (q(y), A ydot) by Algorithm 1, reduced (:func:`.closed_reduction.reduce_coriolis`)."""
@@ -224,7 +233,7 @@ def closed_coriolis(mf, ci, cf, cw, y, yd, tws, Mbar, Mbardot, Cbar):
     return 0
 
 
-@njit(cache=False, nogil=True, error_model="numpy")
+@njit(nogil=True, **_OPTS)
 def closed_christoffel(mf, ci, cf, cw, y, tws, G, X, out):
     """Gammabar at y: the loops closed at y, the tree's Gamma (Algorithm 2) and M at q(y)
     into G (n, n, n) and the workspace, reduced into out (ny, ny, ny); X (n, n, ny) scratch."""

@@ -32,8 +32,14 @@ LOOP_REVOLUTE, LOOP_PRISMATIC, LOOP_FIXED = 0, 1, 2
 # Newton's outcomes
 CLOSED, NOT_CLOSED, NOT_FINITE = 0, 1, 2
 
-_OPTS = dict(cache=False, nogil=True, error_model="numpy")
-
+# _nrt=False (as the tree's kernels, see .spatial): nothing here allocates, and without the
+# runtime no view is reference-counted (an atomic increment and decrement each).
+_OPTS = dict(cache=False, nogil=True, error_model="numpy", _nrt=False)
+# The small per-loop steps are inlined into their callers: as calls, every array argument is
+# passed as an exploded struct and every returned view reference-counted, which costs more
+# than their arithmetic.
+_LEAF = dict(_OPTS, forceinline=True)
+_VIEWS = dict(_OPTS, inline="always")  # returns views: inlined into the caller's IR
 # Rows of the scratch arrays s3 and s6 (no two helpers that nest share one).
 S3_F = 0  # 4: loop_frames' F: P's axis, P's origin, S's origin, S's axis
 S3_RP = 4  # 3: P's world rotation
@@ -53,11 +59,13 @@ def placements(tree_i, tree_f, q, R, t, S):
     n = tree_i.shape[0]
     for i in range(n):
         kind = tree_i[i, 1]
-        S[i, :] = 0.0
+        for c in range(6):
+            S[i, c] = 0.0
         if kind == ROW_ROOT:
-            R[i, :, :] = 0.0
-            R[i, 0, 0] = R[i, 1, 1] = R[i, 2, 2] = 1.0
-            t[i, :] = 0.0
+            for r in range(3):
+                for c in range(3):
+                    R[i, r, c] = 1.0 if r == c else 0.0
+                t[i, r] = 0.0
             continue
         p = tree_i[i, 0]
         # joint frame: parent body (or the world) times the tree transform
@@ -93,7 +101,7 @@ def placements(tree_i, tree_f, q, R, t, S):
             S[i, 5] = ox * ay - oy * ax
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def _frame(R, t, row, loop_f, k, off, Rout, pout):
     """World rotation and origin of loop k's frame stored at loop_f[k, off:off + 12]."""
     for r in range(3):
@@ -114,7 +122,7 @@ def _frame(R, t, row, loop_f, k, off, Rout, pout):
             pout[r] = acc
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def _cross(a, b, out):
     x = a[1] * b[2] - a[2] * b[1]
     y = a[2] * b[0] - a[0] * b[2]
@@ -122,7 +130,7 @@ def _cross(a, b, out):
     out[0], out[1], out[2] = x, y, z
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def _perp(a, x, out):
     """x minus its component along the unit vector a."""
     d = a[0] * x[0] + a[1] * x[1] + a[2] * x[2]
@@ -130,7 +138,7 @@ def _perp(a, x, out):
         out[r] = x[r] - a[r] * d
 
 
-@njit(**_OPTS)
+@njit(**_VIEWS)
 def loop_frames(R, t, loop_i, loop_f, k, s3):
     """(F, RP, RS), rows of ``s3``: F (4, 3) holds P's axis in the world, P's origin, S's
     origin, S's axis; RP and RS are P's and S's world rotations."""
@@ -184,7 +192,7 @@ def residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3):
     return size
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def _point(v, p, out):
     """Velocity of the point p for the twist v (angular, linear at the origin)."""
     out[0] = v[3] + v[1] * p[2] - v[2] * p[1]
@@ -192,7 +200,7 @@ def _point(v, p, out):
     out[2] = v[5] + v[0] * p[1] - v[1] * p[0]
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def loop_rows(kind, F, vs, vp, out, s3):
     """K w for one loop (6 rows) from the twists vs, vp of S's and P's bodies under w."""
     a, pP, pS = F[0], F[1], F[2]
@@ -223,7 +231,7 @@ def loop_rows(kind, F, vs, vp, out, s3):
             out[3 + c] = w[c]
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def loop_rows_rate(kind, F, vs, vp, ds, dp, us, up, out, s3):
     """D_u (K w) for one loop: vs, vp the twists under w, ds, dp their rates along u (w held),
     us, up the twists under u, of S's and P's bodies."""
@@ -319,7 +327,7 @@ def jacobian_column(tree_i, loop_i, loop_f, anc, R, t, S, j, col, s3, s6):
             col[6 * k + a] = out[a]
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def _twist_at(tree_i, S, b, w, out):
     """The twist of body b under joint velocity w (sum over its ancestors)."""
     for c in range(6):
@@ -331,7 +339,7 @@ def _twist_at(tree_i, S, b, w, out):
         j = tree_i[j, 0]
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def _twist_rate_at(tree_i, S, Vu, b, w, out):
     """D_u of body b's twist under w: sum over its joints j of (V_parent(j)(u) x S_j) w_j."""
     for c in range(6):
@@ -484,7 +492,7 @@ def least_squares(K, b, rtol, x, Q, perm, norms, vhead, beta, y):
 # ---------------------------------------------------------------------- Newton
 
 
-@njit(**_OPTS)
+@njit(**_LEAF)
 def _copy(src, dst):
     for i in range(src.shape[0]):
         dst[i] = src[i]
