@@ -416,3 +416,19 @@ def test_mimic_follower_message_does_not_make_a_task_row(tmp_path, panda):
     for t in range(6):
         want = panda.task_space(Q[t], V[t], "panda_leftfinger")[2]
         _same(data["task_space.panda_leftfinger.jacobian"][t], want, f"J row {t}")
+
+
+def test_a_model_with_closed_loops_fails_the_bag_naming_the_cause(tmp_path, capsys):
+    """The library has no task space for closed loops: the bag fails before its messages are
+    read (the tree models above are the other side)."""
+    from coriolis_ros.robots import robot_path
+
+    dyn = Dynamics.from_urdf(robot_path("four_bar"))
+    stamps, Q, V = trajectory(dyn.nv, 5, seed=7)
+    bag = trajectory_bag(tmp_path / "rec", "mcap", dyn.joint_names, stamps, 0.1 * Q, V)
+    out = tmp_path / "out.npz"
+    urdf = str(robot_path("four_bar"))
+    assert _run(bag, out, "--urdf", urdf, "--task-frame", "rocker_link") == 1
+    err = capsys.readouterr().err
+    assert "--task-frame rocker_link" in err and "closed loops" in err
+    assert not out.exists()
