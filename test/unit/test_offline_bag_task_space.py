@@ -18,7 +18,14 @@ import pickle
 import numpy as np
 import pinocchio as pin
 import pytest
-from support.bag_helpers import joint_state, trajectory, trajectory_bag, write_bag
+from support.bag_helpers import (
+    joint_state,
+    odometry,
+    trajectory,
+    trajectory_bag,
+    write_bag,
+    write_mixed_bag,
+)
 from support.floating import MultiDofOracle
 from support.mimic import Reference
 from support.oracle import assert_close, erd_urdf
@@ -143,6 +150,41 @@ def test_parquet_holds_the_npz_task_arrays(tmp_path, panda_bag):
         == 3 * want["velocity"].shape[1]
     )
     assert "task_space.rows" not in schema.names  # once per file: in the metadata
+
+
+def test_floating_base_rows_equal_the_library_task_space(tmp_path):
+    """The base state from the recorded odometry: each row's terms are the library's at the
+    row's (q, qd), the base twist in the base frame as in every bag row."""
+    from coriolis_ros.robots import robot_path
+
+    urdf = robot_path("quadruped12").read_text()
+    dyn = Dynamics.from_urdf(urdf, root_joint="floating")
+    names = dyn.joint_names[6:]
+    stamps, Q, V = trajectory(len(names), 15, seed=8)
+    rng = np.random.default_rng(8)
+    messages = []
+    for t in range(15):
+        quat = rng.normal(size=4)
+        pose = [*rng.uniform(-0.5, 0.5, 3), *(quat / np.linalg.norm(quat))]
+        odom = odometry(stamps[t], dyn.root_link, pose, rng.normal(0.0, 0.5, 6))
+        messages.append(("/odom", stamps[t] + 100_000, odom))
+        messages.append(
+            ("/joint_states", stamps[t] + 250_000, joint_state(stamps[t], names, Q[t], V[t]))
+        )
+    bag = write_mixed_bag(tmp_path / "rec", "mcap", messages, urdf)
+    out = tmp_path / "out.npz"
+    options = ["--root-joint", "floating", "--task-frame", "FL_foot", "--task-rows", "0,1,2",
+               "--task-reference", "world"]  # fmt: skip
+    assert _run(bag, out, *options) == 0
+    data = dict(np.load(out))
+    assert len(data["header.stamp"]) == 15
+    for t in range(15):
+        q, v = data["position"][t], data["velocity"][t]
+        want = dyn.task_space(q, v, "FL_foot", "world", (0, 1, 2))
+        for term, value in zip(task_space.TERMS, want, strict=True):
+            _same(data[f"task_space.FL_foot.{term}"][t], value, f"{term} row {t}")
+        _same(data["task_space.FL_foot.placement"][t], dyn.frame_placement(q, "FL_foot"), "pose")
+    assert data["task_space.FL_foot.jacobian"].shape == (15, 3, dyn.nv)
 
 
 def test_task_spec_pickles_for_worker_processes():
