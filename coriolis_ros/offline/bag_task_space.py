@@ -68,7 +68,11 @@ def parse_rows(text: str) -> tuple[int, ...]:
 
 def check_rows(rows, label: str = "rows") -> tuple[int, ...]:
     rows = tuple(rows)
-    bad = [r for r in rows if not (isinstance(r, (int, np.integer)) and 0 <= r <= 5)]
+    bad = [
+        r
+        for r in rows
+        if isinstance(r, bool) or not (isinstance(r, (int, np.integer)) and 0 <= r <= 5)
+    ]
     if not rows or bad:
         raise ValueError(
             f"{label}: task rows are 0..5 (0-2 linear x, y, z; 3-5 angular x, y, z), at "

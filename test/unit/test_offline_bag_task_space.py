@@ -474,3 +474,15 @@ def test_a_model_with_closed_loops_fails_the_bag_naming_the_cause(tmp_path, caps
     err = capsys.readouterr().err
     assert "--task-frame rocker_link" in err and "closed loops" in err
     assert not out.exists()
+
+
+def test_task_spec_checks_its_rows_as_the_cli():
+    assert task_space.TaskSpec(("a",), rows=(0, 5)).rows == (0, 5)
+    assert task_space.TaskSpec(("a",), rows=np.array([3, 4])).used_rows == (3, 4)
+    for rows in ((), (6,), (True,), (0.5,), (1, 1)):
+        with pytest.raises(ValueError, match="task rows"):
+            task_space.TaskSpec(("a",), rows=rows)
+    with pytest.raises(ValueError, match="--task-reference must be one of"):
+        task_space.TaskSpec(("a",), reference="LOCAL")
+    with pytest.raises(ValueError, match="no frame given"):
+        task_space.TaskSpec(())
