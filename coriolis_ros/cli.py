@@ -5,6 +5,7 @@
     coriolis-ros bag BAG... [-o OUT.npz|OUT.parquet | --output-dir DIR [--format parquet]]
                      [--urdf FILE] [--write-bag] [--plot] [--root-joint floating
                      [--odometry-topic /odom]] [--mimic follow|independent] [--strict]
+                     [--task-frame FRAME... [--task-reference R] [--task-rows 0,1,2]]
     coriolis-ros identify BAG [--urdf FILE] [-o PARAMS.json] [--window N] [--prior-weight W]
     coriolis-ros echo [TOPIC] [--once | --count N] [--field F...] [--format text|json]
     coriolis-ros call compute_dynamics|christoffel|reset_observer [--joint-names ...]
@@ -48,6 +49,7 @@ from coriolis_ros.dynamics.budgets import (
     christoffel_refusal,
 )
 from coriolis_ros.messages import STATE_FIELDS
+from coriolis_ros.offline import bag_task_space
 from coriolis_ros.offline import identify as identify_cli
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
@@ -218,6 +220,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a bad message (undecodable, or rejected as the node rejects it) fails its bag "
         "instead of being counted and skipped",
     )  # fmt: skip
+    bag_task_space.add_arguments(bag)
     bag.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     identify_cli.add_parser(sub)
@@ -473,6 +476,10 @@ def _bag(args) -> int:
         unknown = sorted(set(fields) - set(offline.TERM_FIELDS))
         if unknown:
             return usage(f"unknown --fields {unknown}: choose from {list(offline.TERM_FIELDS)}")
+    try:
+        task = bag_task_space.spec_from_args(args)
+    except ValueError as exc:
+        return usage(str(exc))
     urdf = None
     if args.urdf:
         try:
@@ -512,6 +519,7 @@ def _bag(args) -> int:
         root_joint=args.root_joint,
         odometry_topic=args.odometry_topic,
         base_state_timeout=args.base_state_timeout,
+        task=task,
     )
     progress = offline.Progress(len(args.bags), enabled=False if args.no_progress else None)
     try:

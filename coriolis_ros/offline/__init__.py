@@ -6,7 +6,8 @@
   an optional bag of ``coriolis_ros/msg/CoriolisState`` messages and optional plots. Its
   parts: :mod:`.bag_storage` (storage checks, topics, decoding), :mod:`.bag_rows` (the
   node's JointState semantics, from :mod:`coriolis_ros.stream`), :mod:`.bag_read` (one bag
-  to rows), :mod:`.bag_output` (terms, finite rows, writing).
+  to rows), :mod:`.bag_output` (terms, finite rows, writing), :mod:`.bag_task_space` (the
+  task-space terms of chosen frames per row, ``--task-frame``).
 * :mod:`coriolis_ros.offline.distributed` runs the same pure functions under Dask.
 * :mod:`coriolis_ros.offline.identify` fits the inertial parameters to a bag's efforts.
 

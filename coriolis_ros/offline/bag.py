@@ -39,9 +39,11 @@ Output keys are the ``CoriolisState`` field names, one row per joint state:
 ``velocity``, ``coriolis_force``, ``coriolis_transpose_force``, ``gravity_force``,
 ``momentum`` (T, n), ``coriolis_matrix``, ``mass_matrix``, ``mass_matrix_derivative``
 (T, n, n: ``reshape(T, n * n)`` gives the message's row-major layout); plus ``log_time``
-(int64 ns, when the bag recorded the JointState), and ``effort`` (T, n; NaN where a joint's
-effort was never recorded) when the bag has efforts.  An output named ``*.parquet`` is a
-Parquet file with the same keys as columns, one row per joint state (:mod:`.parquet`).
+(int64 ns, when the bag recorded the JointState), ``effort`` (T, n; NaN where a joint's
+effort was never recorded) when the bag has efforts, and with ``task`` the task-space terms
+of its frames (``task_space.<frame>.task_inertia`` and so on, :mod:`.bag_task_space`).  An
+output named ``*.parquet`` is a Parquet file with the same keys as columns, one row per joint
+state (:mod:`.parquet`).
 
 The momentum observer's estimate, ``external_effort``, is the node's
 (:class:`~coriolis_ros.stream.observer_feed.ObserverFeed`, gain and largest stamp gap as the
@@ -82,6 +84,7 @@ from .bag_output import (  # noqa: F401 - the module's public names
 )
 from .bag_read import read_recording
 from .bag_rows import Recording, RowStream  # noqa: F401
+from .bag_task_space import TaskSpec, add_task_space, check_model
 from .bag_storage import (  # noqa: F401
     JOINT_STATE,
     ODOMETRY,
@@ -130,6 +133,7 @@ def process_bag(
     plot: bool = False,
     observer_gain: float | None = 50.0,
     observer_max_gap: float = 0.1,
+    task: TaskSpec | None = None,
     progress=None,
     **read_options,
 ) -> BagResult:
@@ -141,12 +145,16 @@ def process_bag(
     default ``<bag>.coriolis.npz`` beside the bag), with ``write_bag_storage`` ("sqlite3" or
     "mcap") a bag ``<output stem>_bag`` of CoriolisState messages, with ``plot`` PNGs
     ``<output stem>_<field>.png``.  Rows with a value that is not finite are refused (counted
-    in ``skipped``), as the node refuses to publish them.
+    in ``skipped``), as the node refuses to publish them.  ``task``: the task-space terms of
+    its frames per row (:mod:`.bag_task_space`; rows where a task is singular are counted
+    and left out, fatal with ``strict``).
     """
     out_path = Path(output) if output is not None else default_output(bag)
     result = BagResult(bag=str(bag), ok=False, output=str(out_path))
     stage = progress or (lambda *_: None)
     observer = None if observer_gain is None else (observer_gain, observer_max_gap)
+    if task is not None:
+        read_options["model_check"] = lambda dyn: check_model(dyn, task, str(bag))
     try:
         t0 = time.perf_counter()
         dyn, rec = read_recording(
@@ -155,6 +163,13 @@ def process_bag(
         )  # fmt: skip
         t1 = time.perf_counter()
         arrays = _terms(dyn, rec, fields, lambda d, t: stage("compute", d, t), bag)
+        if task is not None:
+            arrays, ok = add_task_space(
+                dyn, task, arrays, rec, strict=bool(read_options.get("strict")), where=str(bag),
+                progress=lambda d, t: stage("task space", d, t),
+            )  # fmt: skip
+            if not ok.all():
+                arrays = take_rows(arrays, ok)
         keep = finite_rows(arrays)
         if not keep.all():
             bad = int((~keep).sum())

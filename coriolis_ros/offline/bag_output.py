@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .bag_rows import Recording
 
 from .bag_storage import typestore as _typestore
+from .bag_task_space import CONSTANT_KEYS
 
 CORIOLIS_STATE = "coriolis_ros/msg/CoriolisState"
 
@@ -112,13 +113,14 @@ def finite_rows(arrays: dict, optional=("external_effort",)) -> np.ndarray:
 
 
 def take_rows(arrays: dict, keep: np.ndarray) -> dict:
-    """The arrays with only the rows of ``keep`` (per-row arrays; others unchanged)."""
+    """The arrays with only the rows of ``keep`` (per-row arrays; the name lists and the
+    other once-per-file keys unchanged)."""
     T = len(keep)
     out = {}
     for key, value in arrays.items():
         per_row = isinstance(value, np.ndarray) and value.ndim >= 1 and len(value) == T
-        names = key in ("joint_names", "position_names")
-        out[key] = value[keep] if per_row and not names else value
+        once = key in ("joint_names", "position_names") or key in CONSTANT_KEYS
+        out[key] = value[keep] if per_row and not once else value
     return out
 
 
@@ -204,7 +206,8 @@ def write_bag(
     topic: str = "/coriolis_state",
     msg_text: str | None = None,
 ) -> int:
-    """A new bag with one CoriolisState per row; fields the arrays lack are left empty."""
+    """A new bag with one CoriolisState per row; fields the arrays lack are left empty, keys
+    that are not message fields (``log_time``, the task-space terms) are not written."""
     from rosbags.rosbag2 import StoragePlugin, Writer
 
     typestore = coriolis_typestore(msg_text)

@@ -42,6 +42,7 @@ def read_recording(
     mimic_tolerance: float = 1e-3,
     observer: tuple | None = (50.0, 0.1),
     strict: bool = False,
+    model_check=None,
 ):
     """(Dynamics, Recording) of one bag (a rosbag2 directory, or a .db3 / .mcap file).
 
@@ -51,7 +52,9 @@ def read_recording(
     paired as the node pairs it (its ``base_state_timeout``).  ``mimic``, ``mimic_tolerance``:
     as the node's parameters.  ``observer``: (gain, max_gap) of the momentum observer (the
     node's ``observer_gain``, ``observer_max_gap``), None for none.  ``strict``: a bad message
-    is an error instead of being counted and skipped.
+    is an error instead of being counted and skipped.  ``model_check``: a function of the
+    model, called before the messages are read, that raises :class:`BagError` for options
+    the model cannot serve (e.g. an unknown task-space frame).
 
     Raises :class:`BagError` naming the file for an unreadable, truncated or damaged bag, a bag
     without joint states, without a description (and no ``urdf``) or, for a floating or planar
@@ -67,7 +70,7 @@ def read_recording(
         topic=joint_states_topic, description_topic=robot_description_topic, gravity=gravity,
         progress=progress, root_joint=root_joint, odometry_topic=odometry_topic,
         timeout=base_state_timeout, mimic=mimic, mimic_tolerance=mimic_tolerance,
-        observer=observer, strict=strict,
+        observer=observer, strict=strict, model_check=model_check,
     )  # fmt: skip
     try:
         return _read(path, urdf, **options)
@@ -80,7 +83,8 @@ def read_recording(
 
 
 def _read(path, urdf, *, topic, description_topic, gravity, progress, root_joint,
-          odometry_topic, timeout, mimic, mimic_tolerance, observer, strict):  # fmt: skip
+          odometry_topic, timeout, mimic, mimic_tolerance, observer, strict,
+          model_check):  # fmt: skip
     store = typestore()
     reader = open_reader(path)
     try:
@@ -94,6 +98,8 @@ def _read(path, urdf, *, topic, description_topic, gravity, progress, root_joint
             source = description_topic
         dyn = Dynamics.from_urdf(text, gravity=gravity, mimic=mimic, root_joint=root_joint)
         _check_single_dof(dyn)
+        if model_check is not None:
+            model_check(dyn)
         base, odom = None, []
         if root_joint != "fixed":
             odom = pick_odometry(reader, path, odometry_topic, root_joint)

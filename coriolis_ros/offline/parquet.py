@@ -9,12 +9,17 @@ same keys as the ``.npz``):
 - matrices (``coriolis_matrix``, ``mass_matrix``, ``mass_matrix_derivative``):
   ``fixed_size_list<double>[n * n]``, row-major: the message's layout.
 
+- the task-space terms (``coriolis-ros bag --task-frame``, :mod:`.bag_task_space`):
+  ``fixed_size_list<double>`` of the per-row shape's size (m * m, m * n, 16), row-major.
+
 ``joint_names`` is the same for every row, so it is stored once, in the schema's metadata
 (key ``coriolis_ros.joint_names``, a JSON list), with the matrix columns
-(``coriolis_ros.matrix_fields``) and, for a floating or planar base, ``position_names``
-(``coriolis_ros.position_names``: ``position`` then has one entry per coordinate).  pandas
-reads the file as it is (``pd.read_parquet``: one array per cell); :func:`read_parquet` gives
-back the ``.npz``'s arrays, bitwise.
+(``coriolis_ros.matrix_fields``), every multi-dimensional column's per-row shape
+(``coriolis_ros.shapes``, JSON: column -> shape), for a floating or planar base
+``position_names`` (``coriolis_ros.position_names``: ``position`` then has one entry per
+coordinate) and the task space's once-per-file keys (``coriolis_ros.constants``, JSON: key ->
+dtype, shape and value).  pandas reads the file as it is (``pd.read_parquet``: one array per
+cell); :func:`read_parquet` gives back the ``.npz``'s arrays, bitwise.
 """
 
 from __future__ import annotations
@@ -25,10 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
+from .bag_task_space import CONSTANT_KEYS
+
 SUFFIX = ".parquet"
 NAMES_KEY = b"coriolis_ros.joint_names"
 MATRICES_KEY = b"coriolis_ros.matrix_fields"
 POSITION_NAMES_KEY = b"coriolis_ros.position_names"
+SHAPES_KEY = b"coriolis_ros.shapes"
+CONSTANTS_KEY = b"coriolis_ros.constants"
 NAME_LISTS = {"joint_names": NAMES_KEY, "position_names": POSITION_NAMES_KEY}
 
 
@@ -63,9 +72,20 @@ def write_parquet(path: str | os.PathLike, arrays: dict) -> None:
     for key, meta_key in NAME_LISTS.items():
         if key in arrays:
             metadata[meta_key] = json.dumps([str(x) for x in arrays[key]]).encode()
-    columns, fields, matrices = [], [], []
+    constants = {}
+    for key in CONSTANT_KEYS:
+        if key in arrays:
+            value = np.asarray(arrays[key])
+            constants[key] = {
+                "dtype": value.dtype.str,
+                "shape": list(value.shape),
+                "value": value.tolist(),
+            }
+    if constants:
+        metadata[CONSTANTS_KEY] = json.dumps(constants).encode()
+    columns, fields, matrices, shapes = [], [], [], {}
     for key, value in arrays.items():
-        if key in NAME_LISTS:
+        if key in NAME_LISTS or key in constants:
             continue
         value = np.ascontiguousarray(value)
         if value.ndim == 1:
@@ -77,8 +97,11 @@ def write_parquet(path: str | os.PathLike, arrays: dict) -> None:
             columns.append(pa.FixedSizeListArray.from_arrays(flat, width))
             if value.ndim == 3:
                 matrices.append(key)
+            if value.ndim >= 3:
+                shapes[key] = list(value.shape[1:])
         fields.append(key)
     metadata[MATRICES_KEY] = json.dumps(matrices).encode()
+    metadata[SHAPES_KEY] = json.dumps(shapes).encode()
     table = pa.Table.from_arrays(columns, names=fields).replace_schema_metadata(metadata)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
@@ -95,16 +118,22 @@ def read_parquet(path: str | os.PathLike) -> dict:
         raise ValueError(f"{path}: not a coriolis-ros bag result (no {NAMES_KEY.decode()})")
     names = json.loads(meta[NAMES_KEY])
     matrices = set(json.loads(meta.get(MATRICES_KEY, b"[]")))
+    shapes = json.loads(meta.get(SHAPES_KEY, b"{}"))
     n = len(names)
     out: dict = {"joint_names": np.array(names, dtype=str)}
     if POSITION_NAMES_KEY in meta:
         out["position_names"] = np.array(json.loads(meta[POSITION_NAMES_KEY]), dtype=str)
+    for key, entry in json.loads(meta.get(CONSTANTS_KEY, b"{}")).items():
+        out[key] = np.array(entry["value"], dtype=entry["dtype"]).reshape(entry["shape"])
     for key, column in zip(table.column_names, table.columns, strict=True):
         chunk = column.combine_chunks()
         if pa.types.is_fixed_size_list(chunk.type):
             values = chunk.flatten().to_numpy(zero_copy_only=False)
             width = chunk.type.list_size
-            shape = (len(chunk), n, n) if key in matrices else (len(chunk), width)
+            if key in shapes:
+                shape = (len(chunk), *shapes[key])
+            else:
+                shape = (len(chunk), n, n) if key in matrices else (len(chunk), width)
             out[key] = np.ascontiguousarray(values.reshape(shape))
         else:
             out[key] = chunk.to_numpy(zero_copy_only=False)
