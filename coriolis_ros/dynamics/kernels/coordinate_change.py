@@ -65,10 +65,9 @@ from .kinematics import (
 from .rnea import generalized_gravity, inverse_dynamics
 from .safeea import christoffel_safeea
 from .slotine_li import BAD_ARG4, SIZE_ARG4, slotine_li
-# The reduced kernels hand out views of the workspace's extra rows: compiled with the runtime.
-from .spatial import WS_WIDTH
-from .spatial import long_view_kernel as long_kernel
-from .spatial import view_kernel as kernel
+# No runtime (as the tree's kernels): the views of the workspace's extra rows are handed out
+# by helpers inlined into their callers (spatial.view_helper).
+from .spatial import WS_WIDTH, kernel, long_kernel, view_helper
 
 _HEAD = 2  # nvbar, nqbar
 
@@ -221,13 +220,13 @@ def reduce_tensor(xw, a, n, G, Gbar):
                 Gbar[ci, cj, int(xw[a + 2 * k])] += mij * xw[a + 2 * k + 1] * G[i, j, k]
 
 
-@kernel
+@view_helper
 def vector(xw, v, n, which):
     """The which-th full n-vector buffer (0: qd, 1: qdd, 2-4: outputs)."""
     return xw[v + which * n : v + (which + 1) * n]
 
 
-@kernel
+@view_helper
 def matrix(xw, m, n, which):
     return xw[m + which * n * n : m + (which + 1) * n * n].reshape((n, n))
 

@@ -60,6 +60,10 @@ body_step = njit(forceinline=True, **_OPTIONS)
 _VIEW_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "_nrt"}
 view_kernel = njit(**_VIEW_OPTIONS)
 long_view_kernel = njit(nogil=True, **_VIEW_OPTIONS)
+# Without the runtime, a helper that returns a view of its arguments' storage is inlined into
+# its caller's IR (a compiled function may then only return its own arguments): the caller
+# keeps the runtime-free call, with no reference counting of views.
+view_helper = njit(inline="always", **_OPTIONS)
 
 
 @kernel
