@@ -21,7 +21,7 @@ from .coordinate_change import vector
 from .frame_jacobian import BAD_FRAME, LOCAL, WORLD, frame_ok, frame_pose, place_path
 from .frame_jacobian import transpose_times
 from .kinematics import SIZE_OUT, check_inputs
-from .spatial import WS_SD, WS_V, body_step, cross, kernel, view_kernel
+from .spatial import WS_SD, WS_V, body_step, cross, kernel
 
 
 @body_step
@@ -70,7 +70,7 @@ def frame_bias(mf, fm, f, ref, q, qd, ws, out):
     return 0
 
 
-@view_kernel
+@kernel
 def reduced_frame_bias(mf, fm, f, ref, qbar, qdbar, ws, out):
     """Jdotbar qbardot = Jdot qd at (phi(qbar), A qbardot) (A constant)."""
     n = mf.shape[0]

@@ -39,7 +39,6 @@ from .coordinate_change import check_position_only, expand_position, layout, off
 from .kinematics import SIZE_OUT, check_position, model_ok, move_body, place_body, root_offset
 from .lanes import sincos_at
 from .spatial import WS_CS, WS_P, WS_R, WS_S, WS_U, body_step, cross, kernel
-from .spatial import view_kernel
 
 # Pinocchio's ReferenceFrame values.
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
@@ -237,7 +236,7 @@ def frame_jacobian(mf, fm, f, ref, q, ws, J):
 # ----------------------------------------------------------------------------- coupled
 
 
-@view_kernel
+@kernel
 def reduced_frame_placement(mf, fm, f, qbar, ws, T):
     """The placement at q = phi(qbar)."""
     n = mf.shape[0]
@@ -261,7 +260,7 @@ def reduced_frame_placement(mf, fm, f, qbar, ws, T):
     return 0
 
 
-@view_kernel
+@kernel
 def reduced_frame_jacobian(mf, fm, f, ref, qbar, ws, J):
     """Jbar = J A (6 x nbar) at q = phi(qbar)."""
     n = mf.shape[0]

@@ -29,7 +29,7 @@ from .frame_jacobian import (
     zero,
 )
 from .kinematics import OVERLAP, SIZE_OUT, check_inputs
-from .spatial import WS_S, WS_SD, WS_V, body_step, cross, kernel, view_kernel
+from .spatial import WS_S, WS_SD, WS_V, body_step, cross, kernel
 
 
 @body_step
@@ -84,7 +84,7 @@ def frame_jacobian_dot(mf, fm, f, ref, q, qd, ws, Jd):
     return 0
 
 
-@view_kernel
+@kernel
 def reduced_frame_jacobian_dot(mf, fm, f, ref, qbar, qdbar, ws, Jd):
     """Jdotbar = Jdot A (6 x nbar) at (phi(qbar), A qbardot)."""
     n = mf.shape[0]
@@ -128,7 +128,7 @@ def frame_jacobians(mf, fm, f, ref, q, qd, ws, J, Jd):
     return 0
 
 
-@view_kernel
+@kernel
 def reduced_frame_jacobians(mf, fm, f, ref, qbar, qdbar, ws, J, Jd):
     """Jbar = J A and Jdotbar = Jdot A at (phi(qbar), A qbardot)."""
     n = mf.shape[0]

@@ -62,8 +62,6 @@ from .spatial import (
     dot6,
     kernel,
     long_kernel,
-    long_view_kernel,
-    view_kernel,
 )
 
 
@@ -236,7 +234,7 @@ def regressor(mf, E, gravity, q, qd, qd_r, qdd_r, ws, Y):
     return 0
 
 
-@long_view_kernel
+@long_kernel
 def reduced_regressor(mf, E, gravity, qbar, qdbar, qd_rbar, qdd_rbar, ws, Ybar):
     """Ybar = A^T Y(phi(qbar), A qbardot, A qd_rbar, A qdd_rbar) (Adot = 0): every row of Y
     written through A (coordinate_change)."""
@@ -321,7 +319,7 @@ def energy_regressor(mf, E, gravity, q, qd, ws, out):
     return 0
 
 
-@view_kernel
+@kernel
 def reduced_energy_regressor(mf, E, gravity, qbar, qdbar, ws, out):
     """The energy regressor at (phi(qbar), A qbardot): energies are the same in any
     coordinates."""

@@ -55,11 +55,6 @@ long_kernel = njit(nogil=True, **_OPTIONS)
 # would receive every array as its exploded struct (a 2-D array is nine words) and return
 # tuples through memory, which cost more than many of the steps themselves.
 body_step = njit(forceinline=True, **_OPTIONS)
-# With the runtime: for code that returns views of its arguments' storage (the mimic
-# reduction's buffers in the workspace's extra rows), which the runtime must track.
-_VIEW_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "_nrt"}
-view_kernel = njit(**_VIEW_OPTIONS)
-long_view_kernel = njit(nogil=True, **_VIEW_OPTIONS)
 # Without the runtime, a helper that returns a view of its arguments' storage is inlined into
 # its caller's IR (a compiled function may then only return its own arguments): the caller
 # keeps the runtime-free call, with no reference counting of views.

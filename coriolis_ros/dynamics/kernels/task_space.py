@@ -34,7 +34,7 @@ from .frame_jacobian import BAD_FRAME, WORLD, apart, frame_ok, jacobian_columns,
 from .frame_jacobian_dot import jacobian_dot_columns
 from .kinematics import OVERLAP, SIZE_OUT, SIZE_WS, check_inputs
 from .ltl import ancestors, ltl, solve_l, solve_lt
-from .spatial import body_step, kernel, long_view_kernel
+from .spatial import body_step, kernel, long_kernel
 
 SINGULAR_MASS = 41  # M is not positive definite (a massless subtree)
 SINGULAR_TASK = 42  # J M^-1 J^T is singular (a rank-deficient task) and damping is 0
@@ -178,7 +178,7 @@ def all_apart(tw, Lam, mu, J, Jd):
     )  # fmt: skip
 
 
-@long_view_kernel
+@long_kernel
 def task_space(mf, fm, f, ref, rows, damping, q, qd, ws, tw, Lam, mu, J, Jd):
     """Lambda, mu (m x m), J and Jdot (m x n) of the task ``rows`` of frame f in reference
     ``ref`` at (q, qd); 0 or a status code (SINGULAR_* above)."""
@@ -209,7 +209,7 @@ def task_space(mf, fm, f, ref, rows, damping, q, qd, ws, tw, Lam, mu, J, Jd):
     return task_terms(mf, False, rows, m, damping, M, C, J6, Jd6, tw, n, Lam, mu, J, Jd)
 
 
-@long_view_kernel
+@long_kernel
 def reduced_task_space(mf, fm, f, ref, rows, damping, qbar, qdbar, ws, tw, Lam, mu, J, Jd):
     """The same in the independent coordinates: Mbar, Cbar (Algorithm 1 through A), Jbar =
     J A, Jdotbar = Jdot A, and a dense factorization of Mbar."""
