@@ -171,7 +171,7 @@ class Engine:
             x = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):
             return
-        if x.ndim not in (1, 2) or x.shape[-1] != self.nv:
+        if x.ndim not in (1, 2) or x.shape[-1] != self.nv or not np.all(np.abs(x) <= MAX_ABS):
             return
         scaled = np.abs(x) * cmap.scale  # |A x| <= MAX_ABS for every row of A, exactly
         if np.all(scaled <= MAX_ABS):

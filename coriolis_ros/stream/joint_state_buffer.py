@@ -122,6 +122,28 @@ def stamp_problem(sec: int, nanosec: int, now_ns: int) -> str | None:
     return None
 
 
+def _largest_within(scale: float) -> float:
+    """The largest x with scale * x <= MAX_ABS in double arithmetic (MAX_ABS for scale <= 1)."""
+    if scale <= 1.0:
+        return MAX_ABS
+    x = MAX_ABS / scale
+    while scale * x <= MAX_ABS:
+        x = math.nextafter(x, math.inf)
+    while not scale * x <= MAX_ABS:
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def _within(layout, values: np.ndarray) -> bool:
+    """Every |value| within its bound (a layout's limits), without allocating; False for NaN."""
+    scratch, limit = layout.scratch, layout.limit
+    np.abs(values, out=scratch)
+    if limit is None:
+        return bool(scratch.max() <= MAX_ABS)
+    np.subtract(scratch, limit, out=scratch)  # exact in sign, and no overflow
+    return bool(scratch.max() <= 0.0)
+
+
 @dataclass
 class UpdateResult:
     status: str
@@ -149,9 +171,9 @@ class _Layout:
     """
 
     __slots__ = ("names", "model_idx", "msg_idx", "unknown", "identity", "scratch", "gather",
-                 "unknown_warned", "has_extra", "followers_only", "scale", "leads")
+                 "unknown_warned", "has_extra", "followers_only", "limit", "leads")
 
-    def __init__(self, names: list, index: dict, n_model: int, lead_scale: np.ndarray,
+    def __init__(self, names: list, index: dict, n_model: int, lead_limit: np.ndarray,
                  follower_leaders: np.ndarray):  # fmt: skip
         model_idx, msg_idx, unknown = [], [], []
         for k, name in enumerate(names):
@@ -172,12 +194,12 @@ class _Layout:
         self.followers_only = bool(model_idx) and all(i >= n_model for i in model_idx)
         self.scratch = np.empty(len(names))  # |values| for the range check
         self.gather = np.empty(len(model_idx))  # message values of model joints
-        # Leaders of followers in this message: |value| times their largest |multiplier| must
-        # be within the range too (None: no leader here, the plain check).  leads: (follower,
-        # message index of its leader) for the reason when that check fails.
-        scale = np.ones(len(names))
-        scale[self.msg_idx] = lead_scale[self.model_idx]
-        self.scale = scale if (scale != 1.0).any() else None
+        # The largest |value| of each entry: MAX_ABS, or less for a leader whose follower
+        # would otherwise leave the range (None: no such leader here, the plain check).
+        # leads: (follower, message index of its leader), for the reason when it fails.
+        limit = np.full(len(names), MAX_ABS)
+        limit[self.msg_idx] = lead_limit[self.model_idx]
+        self.limit = limit if (limit != MAX_ABS).any() else None
         at = dict(zip(model_idx, msg_idx, strict=True))
         self.leads = [(f, at[int(i)]) for f, i in enumerate(follower_leaders) if int(i) in at]
 
@@ -228,7 +250,7 @@ class JointStateBuffer:
         # Layouts of the name lists seen (several publishers alternate), most recent first.
         self._layouts: list[_Layout] = []
         # Followers of the model's joints (bound_followers): none until told.
-        self._lead_scale = np.ones(m)
+        self._lead_limit = np.full(m, MAX_ABS)  # the largest |value| of each joint
         self._followers: list[tuple[str, str, float, float]] = []  # (name, leader, m, o)
         self._follower_leaders = np.zeros(0, dtype=np.intp)  # model index of each leader
         self.leader_of: dict[str, str] = {}
@@ -241,8 +263,10 @@ class JointStateBuffer:
         and a follower's own refused value is shown with its leader.
 
         Exact: a leader value x passes when every |multiplier x + offset| does, as the library
-        computes it (|offset| <= 1e6, the library's bound, is below half a unit in the last
-        place of any value near ±MAX_ABS, so it never moves one across)."""
+        computes it: |x| <= the largest double L with |s L| <= MAX_ABS in double arithmetic,
+        s the largest |multiplier| (the rounding of |m| |x| is monotone in |m| and |x|;
+        |offset| <= 1e6, the library's bound, is below half a unit in the last place of any
+        value near ±MAX_ABS, so it never moves one across)."""
         index = {name: i for i, name in enumerate(self.joint_names)}
         rows = []
         for name, (leader, multiplier, offset) in followers.items():
@@ -258,10 +282,11 @@ class JointStateBuffer:
         self._followers = rows
         self._follower_leaders = np.array([index[r[1]] for r in rows], dtype=np.intp)
         self.leader_of = {r[0]: r[1] for r in rows}
-        self._lead_scale.fill(1.0)
+        scale = np.ones(len(self._lead_limit))
         for (_, _, multiplier, _), i in zip(rows, self._follower_leaders, strict=True):
-            self._lead_scale[i] = max(self._lead_scale[i], abs(multiplier))
-        self._layouts.clear()  # layouts carry the scale
+            scale[i] = max(scale[i], abs(multiplier))
+        self._lead_limit[:] = [_largest_within(s) for s in scale]
+        self._layouts.clear()  # layouts carry the limits
 
     @property
     def complete(self) -> bool:
@@ -280,7 +305,7 @@ class JointStateBuffer:
         if len(self._layouts) >= _MAX_LAYOUTS:
             self._layouts.clear()
         layout = _Layout(
-            list(names), self._index, self.n, self._lead_scale, self._follower_leaders
+            list(names), self._index, self.n, self._lead_limit, self._follower_leaders
         )
         self._layouts.insert(0, layout)
         return layout
@@ -295,18 +320,10 @@ class JointStateBuffer:
             return check_arrays(layout.names, position, velocity, effort_len, self.leader_of)
         if not n:
             return None
-        scratch, scale = layout.scratch, layout.scale
-        np.abs(position, out=scratch)
-        if scale is not None:
-            scratch *= scale  # a leader's |q| times its largest |multiplier|
-        if not scratch.max() <= MAX_ABS:  # NaN compares False: rejected too
+        if not _within(layout, position):
             return self._reason(layout, position, "position")
-        if len(velocity):
-            np.abs(velocity, out=scratch)
-            if scale is not None:
-                scratch *= scale
-            if not scratch.max() <= MAX_ABS:
-                return self._reason(layout, velocity, "velocity")
+        if len(velocity) and not _within(layout, velocity):
+            return self._reason(layout, velocity, "velocity")
         return None
 
     def _reason(self, layout: _Layout, values: np.ndarray, what: str) -> str:
@@ -347,7 +364,7 @@ class JointStateBuffer:
             if reason is not None:
                 return UpdateResult(REJECTED, reason)
             layout = self._add_layout(names)
-            if layout.scale is not None:  # leaders of followers: their bound too
+            if layout.limit is not None:  # leaders of followers: their bound too
                 reason = self._check_known(layout, position, velocity, effort_len)
         else:
             reason = self._check_known(layout, position, velocity, effort_len)

@@ -10,6 +10,7 @@ and gives finite output.  A follower's own value beyond the range is refused nam
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -253,3 +254,14 @@ def test_bag_reader_on_both_sides_of_a_followers_bound():
     assert stream.skipped == reasons and stream.observer_failed == 0
     assert [row[0] for row in stream.rows["q"]] == [0.0, inside, -inside]
     assert all(np.isfinite(r).all() for r in stream.rows["r"] if r is not None)
+
+
+@pytest.mark.parametrize("value", [1e300, -math.inf, math.nan])
+def test_a_huge_leader_value_is_refused_without_a_numpy_warning(value):
+    buf = buffer()
+    for _ in range(2):  # a new name list, then the known layout
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            r = buf.update(["a", "b"], [value, 0.0], [0.0, value], 0, "s", 0.0)
+        what = "position beyond ±1e+50" if value == 1e300 else "non-finite position (NaN/inf)"
+        assert r.status == REJECTED and r.reason == f"{what} for a"
