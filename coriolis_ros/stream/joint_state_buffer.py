@@ -134,16 +134,6 @@ def _largest_within(scale: float) -> float:
     return x
 
 
-def _within(layout, values: np.ndarray) -> bool:
-    """Every |value| within its bound (a layout's limits), without allocating; False for NaN."""
-    scratch, limit = layout.scratch, layout.limit
-    np.abs(values, out=scratch)
-    if limit is None:
-        return bool(scratch.max() <= MAX_ABS)
-    np.subtract(scratch, limit, out=scratch)  # exact in sign, and no overflow
-    return bool(scratch.max() <= 0.0)
-
-
 @dataclass
 class UpdateResult:
     status: str
@@ -320,10 +310,19 @@ class JointStateBuffer:
             return check_arrays(layout.names, position, velocity, effort_len, self.leader_of)
         if not n:
             return None
-        if not _within(layout, position):
+        scratch, limit, top = layout.scratch, layout.limit, MAX_ABS
+        np.abs(position, out=scratch)
+        if limit is not None:  # leaders of followers: within their own limits
+            np.subtract(scratch, limit, out=scratch)  # exact in sign, and no overflow
+            top = 0.0
+        if not scratch.max() <= top:  # NaN compares False: rejected too
             return self._reason(layout, position, "position")
-        if len(velocity) and not _within(layout, velocity):
-            return self._reason(layout, velocity, "velocity")
+        if len(velocity):
+            np.abs(velocity, out=scratch)
+            if limit is not None:
+                np.subtract(scratch, limit, out=scratch)
+            if not scratch.max() <= top:
+                return self._reason(layout, velocity, "velocity")
         return None
 
     def _reason(self, layout: _Layout, values: np.ndarray, what: str) -> str:
