@@ -37,7 +37,8 @@ _MAX_WARNED = 1000  # unknown names remembered for "warn once" (bounded against 
 # q (M) to inf/NaN, which would then be published as numbers.
 MAX_ABS = 1e50
 # Largest |offset| of a follower (q = m q_leader + o) bound_followers takes: the library's
-# bound on URDF offsets, far below half a unit in the last place near ±MAX_ABS (~6e33).
+# bound on URDF offsets, far below half a unit in the last place of any double beyond 1e49
+# (6e32), so adding it never moves a value across ±MAX_ABS.
 MAX_FOLLOWER_OFFSET = 1e6
 
 
@@ -342,7 +343,7 @@ class JointStateBuffer:
                     f"{what} {lead!r} of {leader} puts its follower {name} at {rule} = "
                     f"{value!r}, beyond ±{MAX_ABS:g}"
                 )
-        # unreachable (the scaled check fails only through a follower found above)
+        # unreachable: within ±MAX_ABS, a leader fails its limit only through a follower above
         return f"{what} puts a follower beyond ±{MAX_ABS:g}"  # pragma: no mutate
 
     def update(

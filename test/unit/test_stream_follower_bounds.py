@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -230,6 +231,30 @@ def test_node_core_on_both_sides_of_a_followers_bound(core):
     assert failures == []
 
 
+def test_node_services_on_both_sides_of_a_rotors_bound():
+    core = Core(robot_urdf("arm7_rotors"))
+    names = list(core.model.joint_names)
+    leader, m, o = core.model.mimic["joint1_rotor"]
+    inside = last_inside(m, o)
+    outside = math.nextafter(inside, math.inf)
+    for value, ok in ((inside, True), (outside, False)):
+        q = np.zeros(7)
+        q[names.index(leader)] = value
+        request = SimpleNamespace(joint_names=names, position=q, velocity=np.zeros(7),
+                                  base_position=[], base_velocity=[], reference_velocity=[],
+                                  reference_acceleration=[])  # fmt: skip
+        response = core.services.dynamics(request, SimpleNamespace())
+        assert response.success is ok, response.message
+        if ok:
+            assert np.isfinite(np.asarray(response.mass_matrix)).all()
+        else:
+            assert response.message.endswith(
+                f"q: follower joint 'joint1_rotor' = 100.0 × 'joint1' + 0.0 = {100.0 * value!r} "
+                f"is beyond ±1e+50 (its leader 'joint1' is {value!r}; a follower's coordinate "
+                "is bounded like every other)"
+            ), response.message
+
+
 # ---------------------------------------------------------------- the bag reader
 
 
@@ -265,3 +290,31 @@ def test_a_huge_leader_value_is_refused_without_a_numpy_warning(value):
             r = buf.update(["a", "b"], [value, 0.0], [0.0, value], 0, "s", 0.0)
         what = "position beyond ±1e+50" if value == 1e300 else "non-finite position (NaN/inf)"
         assert r.status == REJECTED and r.reason == f"{what} for a"
+
+
+@pytest.mark.parametrize("m", [7.0, -7.0, 1.5, 9.0, 1e6])
+def test_the_limit_is_the_last_double_inside_not_the_quotient(m):
+    """With m = 7, 1e50 / 7 rounds to a double whose next neighbour still gives 7 x <= 1e50
+    (rounded, as the library computes it): the limit is that neighbour, not the quotient."""
+    buf = JointStateBuffer(JOINTS, extra_names=("f",))
+    buf.bound_followers({"f": ("a", m, 0.0)})
+    inside = last_inside(m)
+    if m == 7.0:
+        assert inside > MAX_ABS / 7.0  # the case this is for
+    outside = math.nextafter(inside, math.inf)
+    for x in (inside, -inside):
+        assert buf.update(["a"], [x], [x], 0, "s", 0.0).status == ACCEPTED
+    for x in (outside, -outside):
+        assert buf.update(["a"], [x], [], 0, "s", 0.0).status == REJECTED
+        assert buf.update(["a"], [0.0], [x], 0, "s", 0.0).status == REJECTED
+
+
+def test_the_reason_names_the_follower_beyond_not_one_at_the_bound():
+    buf = JointStateBuffer(JOINTS, extra_names=("at", "past"))
+    buf.bound_followers({"at": ("a", 100.0, 0.0), "past": ("a", 200.0, 0.0)})
+    assert 100.0 * 1e48 == MAX_ABS  # "at" is exactly at the bound: fine
+    r = buf.update(["a"], [1e48], [], 0, "s", 0.0)
+    assert r.reason == (
+        f"position 1e+48 of a puts its follower past at 200.0 × 1e+48 + 0.0 = {200.0 * 1e48!r}, "
+        "beyond ±1e+50"
+    )
