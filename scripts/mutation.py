@@ -37,7 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = "test/unit/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
-BUFFER_TESTS = [UNITS, "test/unit/test_offline_bag_stream.py", "test/unit/test_bag_equals_node.py"]
+FOLLOWERS = "test/unit/test_stream_follower_bounds.py"  # the followers' bound, fast too
+BUFFER_TESTS = [UNITS, FOLLOWERS, "test/unit/test_offline_bag_stream.py",
+                "test/unit/test_bag_equals_node.py"]  # fmt: skip
 DYNAMICS_TESTS = [
     "test/unit/test_dynamics_input_edges.py",
     "test/unit/test_finite_urdf.py",
@@ -49,7 +51,7 @@ DYNAMICS_TESTS = [
 # out: every mutant would recompile them (minutes each).
 TARGETS = {
     "stream/joint_state_buffer.py": BUFFER_TESTS,
-    "stream/mimic_check.py": [UNITS, "test/unit/test_node_mimic_check.py"],
+    "stream/mimic_check.py": [UNITS, FOLLOWERS, "test/unit/test_node_mimic_check.py"],
     "stream/observer_feed.py": [UNITS, "test/unit/test_node_observer_feed.py",
                                 "test/unit/test_bag_equals_node.py"],
     "stream/base_state.py": ["test/unit/test_node_base_state.py",

@@ -160,7 +160,7 @@ class MujocoRobot:
         """``x`` as nv finite float64 numbers; ValueError naming ``name`` otherwise."""
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.nv,) or not np.all(np.isfinite(x)):
-            raise ValueError(f"{name} must be {self.nv} finite numbers, got {x!r}")
+            raise ValueError(f"{name} must be {self.nv} finite numbers, got {x.tolist()!r}")
         return x
 
     # ------------------------------------------------------------------ MuJoCo's dynamics

@@ -46,13 +46,15 @@ class AdaptiveSlotineLi:
 
     def __init__(self, dyn, reference, scenario):
         from coriolis_ros.dynamics import AdaptiveController
+        from coriolis_ros.dynamics.errors import plain
 
         n = dyn.nv
         if dyn.nq != n:
             raise ValueError("the demo controller is for fixed-base robots (nq == nv)")
         kappa = float(scenario.kappa)
         if not (np.isfinite(kappa) and kappa > 0):
-            raise ValueError(f"kappa must be one positive number (1/s), got {scenario.kappa!r}")
+            got = plain(scenario.kappa)
+            raise ValueError(f"kappa must be one positive number (1/s), got {got!r}")
         self.kappa = kappa
         self.lam = np.full(n, float(scenario.lam))
         self.reference = reference

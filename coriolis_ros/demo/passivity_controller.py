@@ -69,6 +69,8 @@ class SlotineLiController:
     """
 
     def __init__(self, dyn, reference, lam, kappa):
+        from coriolis_ros.dynamics.errors import plain  # numbers as numbers in the messages
+
         n = dyn.nv
         if dyn.nq != n:
             raise ValueError("the demo controller is for fixed-base robots (nq == nv)")
@@ -76,10 +78,10 @@ class SlotineLiController:
         self.reference = reference
         self.lam = _positive(lam, n, "lam")
         if isinstance(kappa, bool) or not (np.ndim(kappa) == 0 and float(kappa) > 0):
-            raise ValueError(f"kappa must be one positive number (1/s), got {kappa!r}")
+            raise ValueError(f"kappa must be one positive number (1/s), got {plain(kappa)!r}")
         self.kappa = float(kappa)
         if not np.isfinite(self.kappa):
-            raise ValueError(f"kappa must be finite, got {kappa!r}")
+            raise ValueError(f"kappa must be finite, got {plain(kappa)!r}")
         self.e, self.ed, self.s = np.zeros(n), np.zeros(n), np.zeros(n)
         self.q_d, self.qd_d = np.zeros(n), np.zeros(n)
         self._qd_r, self._qdd_r, self._qdd_k = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -138,11 +140,14 @@ def make_controller(dyn, reference, scenario):
 
 
 def _positive(value, n: int, name: str) -> np.ndarray:
+    from coriolis_ros.dynamics.errors import plain  # numbers as numbers in the message
+
     arr = np.array(value, dtype=np.float64)
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,) or not np.all(np.isfinite(arr)) or not np.all(arr > 0):
-        raise ValueError(f"{name} must be positive and finite, one value or {n}, got {value!r}")
+        got = plain(value)
+        raise ValueError(f"{name} must be positive and finite, one value or {n}, got {got!r}")
     return arr
 
 

@@ -95,7 +95,7 @@ class RigidBodyPlant:
         self._qd = np.array(qd0, dtype=np.float64).copy()
         for name, x in (("q0", self._q), ("qd0", self._qd)):
             if x.shape != (n,) or not np.all(np.isfinite(x)):
-                raise ValueError(f"{name} must be {n} finite numbers, got {x!r}")
+                raise ValueError(f"{name} must be {n} finite numbers, got {x.tolist()!r}")
         self._M = np.zeros((n, n))
         self._cqd, self._ctqd, self._p, self._g = (np.zeros(n) for _ in range(4))
         self._u = np.zeros(n)  # τ + τ_ext over the current step
@@ -140,7 +140,7 @@ class RigidBodyPlant:
         """Advance by dt with actuator torque ``tau`` (and the push) held constant (RK4)."""
         tau = np.asarray(tau, dtype=np.float64)
         if tau.shape != (self.nv,) or not np.all(np.isfinite(tau)):
-            raise ValueError(f"tau must be {self.nv} finite numbers, got {tau!r}")
+            raise ValueError(f"tau must be {self.nv} finite numbers, got {tau.tolist()!r}")
         if self.push is not None:
             self.push.value(self.t, self._tau_ext)
         np.add(tau, self._tau_ext, out=self._u)

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import parameters as _parameters
 from .api import Dynamics
+from .errors import plain
 from .kernels.adaptive import BAD_RESULT, BAD_SIZES, SIZE_Q_DES, SIZE_STATE, WORK_SIZE
 from .kernels.kinematics import MAX_ABS
 
@@ -289,7 +290,7 @@ def _kernels():
 
 def _finite(x, name: str) -> float:
     if isinstance(x, bool) or not isinstance(x, Real) or not math.isfinite(float(x)):
-        raise ValueError(f"{name} must be a finite number, got {x!r}")
+        raise ValueError(f"{name} must be a finite number, got {plain(x)!r}")
     return float(x)
 
 
@@ -316,7 +317,7 @@ def _per(x, size: int, name: str, positive: bool) -> np.ndarray:
     if not np.all(ok & (arr <= MAX_ABS)):
         j = int(np.argmax(~(ok & (arr <= MAX_ABS))))
         sign = "positive" if positive else "non-negative"
-        raise ValueError(f"{name}[{j}] must be finite and {sign}, got {arr[j]!r}")
+        raise ValueError(f"{name}[{j}] must be finite and {sign}, got {float(arr[j])!r}")
     return np.ascontiguousarray(arr)
 
 

@@ -283,6 +283,10 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
             out = self.map.independent_positions(self.tree, full)
         if not np.all(np.abs(out) <= MAX_ABS):  # e.g. v dt beyond ±1e50
             raise ValueError(f"q (+) v dt leaves the accepted range ±{MAX_ABS:g} (v dt = {dt!r})")
+        if self.map is not None:  # ... or a follower's coordinate at the result
+            why = self.map.refusal(out, f"q (+) v dt (dt = {dt!r})", position=True)
+            if why is not None:
+                raise ValueError(why)
         return out
 
     @property

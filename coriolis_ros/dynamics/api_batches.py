@@ -26,11 +26,11 @@ class BatchMethods:
         wss, threads = _batch.workspaces(self.engine)
         if self.engine.coupled:  # one state at a time through the coupled kernel
             args = [self._mf, Q, V, wss, threads, *out]
-            _batch.launch(self.engine, "coriolis", args, ("Q", "V"))
+            _batch.launch(self.engine, "coriolis", args, ("Q", "V"), (Q, V))
             return out
         # four states per pass (kernels.lanes), each lane bitwise the single-state call
         args = [self._mf, Q, V, wss, *_batch.lane_buffers(self.engine), threads, *out]
-        _batch.launch(self.engine, "coriolis_lanes", args, ("Q", "V"))
+        _batch.launch(self.engine, "coriolis_lanes", args, ("Q", "V"), (Q, V))
         return out
 
     def christoffel_batch(self, Q, out=None):
@@ -43,7 +43,7 @@ class BatchMethods:
             raise ValueError(refusal)
         (out,) = _batch.outputs(out, [(T, n, n, n)])
         args = [self._mf, Q, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "christoffel", args, ("Q",))
+        _batch.launch(self.engine, "christoffel", args, ("Q",), (Q,))
         return out
 
     def coriolis_vectors_batch(self, Q, V, out=None):
@@ -53,7 +53,7 @@ class BatchMethods:
         T, n = _batch.same_rows({"Q": Q, "V": V}), self.nv
         out = _batch.outputs(out, [(T, n)] * 3)
         args = [self._mf, Q, V, *_batch.workspaces(self.engine), *out]
-        _batch.launch(self.engine, "coriolis_vectors", args, ("Q", "V"))
+        _batch.launch(self.engine, "coriolis_vectors", args, ("Q", "V"), (Q, V))
         return out
 
     def inverse_dynamics_batch(self, Q, V, A, out=None):
@@ -64,7 +64,7 @@ class BatchMethods:
         T, n = _batch.same_rows({"Q": Q, "V": V, "A": A}), self.nv
         (out,) = _batch.outputs(out, [(T, n)])
         args = [self._mf, self._gravity, Q, V, A, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "inverse_dynamics", args, ("Q", "V", "A"))
+        _batch.launch(self.engine, "inverse_dynamics", args, ("Q", "V", "A"), (Q, V, A))
         return out
 
     def slotine_li_batch(self, Q, V, QdR, QddR, out=None):
@@ -76,7 +76,8 @@ class BatchMethods:
         T, n = _batch.same_rows({"Q": Q, "V": V, "QdR": QdR, "QddR": QddR}), self.nv
         (out,) = _batch.outputs(out, [(T, n)])
         args = [self._mf, self._gravity, Q, V, QdR, QddR, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "slotine_li", args, ("Q", "V", "QdR", "QddR"))
+        names = ("Q", "V", "QdR", "QddR")
+        _batch.launch(self.engine, "slotine_li", args, names, (Q, V, QdR, QddR))
         return out
 
     def gravity_batch(self, Q, out=None):
@@ -85,7 +86,7 @@ class BatchMethods:
         T, n = Q.shape[0], self.nv
         (out,) = _batch.outputs(out, [(T, n)])
         args = [self._mf, self._gravity, Q, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "gravity", args, ("Q",))
+        _batch.launch(self.engine, "gravity", args, ("Q",), (Q,))
         return out
 
     def warmup_batch(self) -> None:

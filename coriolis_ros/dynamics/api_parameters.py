@@ -63,6 +63,7 @@ class ParameterMethods:
         ``computeJointTorqueRegressor``).  Computed by one recursive sweep
         (:mod:`.kernels.regressor`), O(N d)."""
         self._tree_only("regressor")
+        self.engine.check_expanded(qdd_ref, "qdd_ref")  # the coupled kernel expands it unchecked
         if out is None:
             out = np.empty((self.nv, 10 * len(self.parameter_joints)))
         k, E = self._k.regressor, self.engine.link_rotations
@@ -80,6 +81,7 @@ class ParameterMethods:
         potential energy -g^T sum_k m_k c_k (zero with every centre of mass at the world
         origin), both linear in pi (:meth:`inertial_parameters`)."""
         self._tree_only("energy_regressor")
+        self.engine.check_expanded(qd, "qd")  # the coupled kernel expands it unchecked
         if out is None:
             out = np.empty((2, 10 * len(self.parameter_joints)))
         k, E = self._k.energy_regressor, self.engine.link_rotations
@@ -101,10 +103,12 @@ class ParameterMethods:
         QdR = _batch.rows(QdR, "QdR", self.nv)
         QddR = _batch.rows(QddR, "QddR", self.nv)
         T = _batch.same_rows({"Q": Q, "V": V, "QdR": QdR, "QddR": QddR})
+        self.engine.check_expanded(QddR, "QddR")  # as in regressor
         (out,) = _batch.outputs(out, [(T, self.nv, 10 * len(self.parameter_joints))])
         E = self.engine.link_rotations
         args = [self._mf, E, self._gravity, Q, V, QdR, QddR, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "regressor", args, ("Q", "V", "QdR", "QddR"))
+        names = ("Q", "V", "QdR", "QddR")
+        _batch.launch(self.engine, "regressor", args, names, (Q, V, QdR, QddR))
         return out
 
     def energy_regressor_batch(self, Q, V, out=None):
@@ -113,10 +117,11 @@ class ParameterMethods:
         Q = _batch.rows(Q, "Q", _batch.q_width(self.engine))
         V = _batch.rows(V, "V", self.nv)
         T = _batch.same_rows({"Q": Q, "V": V})
+        self.engine.check_expanded(V, "V")  # as in energy_regressor
         (out,) = _batch.outputs(out, [(T, 2, 10 * len(self.parameter_joints))])
         E = self.engine.link_rotations
         args = [self._mf, E, self._gravity, Q, V, *_batch.workspaces(self.engine), out]
-        _batch.launch(self.engine, "energy_regressor", args, ("Q", "V"))
+        _batch.launch(self.engine, "energy_regressor", args, ("Q", "V"), (Q, V))
         return out
 
     def _tree_only(self, method: str) -> None:

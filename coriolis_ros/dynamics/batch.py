@@ -257,9 +257,10 @@ def outputs(out, shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
     return out
 
 
-def launch(engine, name: str, args: list, inputs: tuple[str, ...]) -> None:
+def launch(engine, name: str, args: list, inputs: tuple[str, ...], arrays: tuple = ()) -> None:
     """Run batch kernel ``name`` with the per-state kernels of the engine's table; a failure
-    status becomes a ValueError naming the row."""
+    status becomes a ValueError naming the row (and, given the input ``arrays`` in the order of
+    ``inputs``, the follower a row puts beyond the range, for a model with coupled joints)."""
     kernel, per_state = _K.get(name, engine.kernels)
     with _LAUNCH:
         chunk_size = set_parallel_chunksize(1)  # hand the chunks out one at a time
@@ -268,12 +269,18 @@ def launch(engine, name: str, args: list, inputs: tuple[str, ...]) -> None:
         finally:
             set_parallel_chunksize(chunk_size)
     if status:
-        fail(status, inputs)
+        fail(status, inputs, engine.cmap, arrays)
 
 
-def fail(status: int, inputs: tuple[str, ...]) -> None:
+def fail(status: int, inputs: tuple[str, ...], cmap=None, arrays: tuple = ()) -> None:
     row, code = divmod(int(status), _kb.ROW)
     if code in (BAD_Q, BAD_QD, BAD_QDD) or (code == BAD_QDD + 1 and len(inputs) > 3):
+        which = code - BAD_Q
+        if cmap is not None and which < len(arrays):  # a row within range, a follower not
+            what = f"{inputs[which]} row {row}"
+            why = cmap.refusal(arrays[which][row], what, position=which == 0)
+            if why is not None:
+                raise ValueError(why)
         raise ValueError(
             f"{inputs[code - BAD_Q]} row {row} has a NaN, infinite or huge "
             f"(beyond ±{MAX_ABS:g}) entry"

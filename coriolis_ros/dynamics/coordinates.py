@@ -13,6 +13,12 @@ A = dq/dqbar (:mod:`.kernels.coordinate_change`):
 
 Cbar is the Christoffel-consistent factorization in qbar (Echeandia & Wensing,
 journal version, Theorem 1; Adot = 0), so Mdotbar = Cbar + Cbar^T.
+
+A follower's coordinate is bounded like every other (±MAX_ABS): the kernels run on the full
+tree, so q = phi(qbar) and A qbardot are what must stay within the range whose outputs are
+known to be finite, not only qbar.  The kernels refuse a follower beyond it with the status
+of the input it came from; :meth:`CoordinateMap.refusal` says which follower, its leader
+and the values.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .kernels.kinematics import MAX_ABS
 from .model import Model
 
 
@@ -51,6 +58,19 @@ class CoordinateMap:
         phi.setflags(write=False)
         self.A = A
         self.phi = phi
+        # Per independent velocity column, the largest |multiplier| of its rows (1 for its own):
+        # |x_j| scale_j <= MAX_ABS for all j exactly when every entry of A x is (the rounding
+        # of |m| |x_j| is monotone in |m|).
+        scale = np.ones(len(self.joint_names))
+        np.maximum.at(scale, A[:, A_COL].astype(np.int64), np.abs(A[:, A_MUL]))
+        scale.setflags(write=False)
+        self.scale = scale
+        # (full position row, full velocity row, follower, leader, multiplier, offset)
+        self.followers = tuple(
+            (model.position_names.index(name), model.joint_names.index(name), name, *mimic[name])
+            for name in model.joint_names
+            if name in mimic
+        )
 
     def position(self, qbar: np.ndarray) -> np.ndarray:
         """The full tree's configuration phi(qbar) (a new array)."""
@@ -60,6 +80,32 @@ class CoordinateMap:
     def velocity(self, vbar: np.ndarray) -> np.ndarray:
         """The full tree's velocity A vbar (a new array)."""
         return self.A[:, A_MUL] * vbar[self.A[:, A_COL].astype(np.int64)]
+
+    def refusal(self, x, what: str, position: bool) -> str | None:
+        """Why x (qbar if ``position``, else a vector of velocity rows such as qbardot or
+        qbarddot) is refused for a follower: the first follower that phi(x), or A x, puts
+        beyond ±MAX_ABS (or makes non-finite), named with its leader and the values, prefixed
+        by ``what``; None when there is none, or when x itself is of the wrong size or out of
+        range (the caller's usual message covers that)."""
+        try:
+            x = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        size = len(self.position_names if position else self.joint_names)
+        if x.shape != (size,) or not np.all(np.abs(x) <= MAX_ABS):
+            return None
+        full = self.position(x) if position else self.velocity(x)
+        for iq, iv, name, leader, m, o in self.followers:
+            value = float(full[iq if position else iv])
+            if not abs(value) <= MAX_ABS:
+                col = int(self.phi[iq, PHI_SRC] if position else self.A[iv, A_COL])
+                rule = f"{float(m)!r} × {leader!r}" + (f" + {float(o)!r}" if position else "")
+                return (
+                    f"{what}: follower joint {name!r} = {rule} = {value!r} is beyond "
+                    f"±{MAX_ABS:g} (its leader {leader!r} is {float(x[col])!r}; a follower's "
+                    "coordinate is bounded like every other)"
+                )
+        return None
 
     def independent_positions(self, tree: Model, q: np.ndarray) -> np.ndarray:
         """The independent entries of a full configuration q."""

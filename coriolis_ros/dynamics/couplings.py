@@ -116,7 +116,7 @@ def _number(joint: str, key: str, value) -> float:
             f"rotors: joint '{joint}': {key} must be a number, got {value!r}"
         ) from None
     if not math.isfinite(x):
-        raise ValueError(f"rotors: joint '{joint}': {key} must be finite, got {value!r}")
+        raise ValueError(f"rotors: joint '{joint}': {key} must be finite, got {x!r}")
     return x
 
 

@@ -50,6 +50,8 @@ def as_vector(x, size: int, name: str) -> np.ndarray:
         raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
     return arr
 NAMES = ("q", "qd", "qdd")
+# Inputs the coupled kernels take as they are, not through q = phi(qbar), qdot = A qbardot.
+NOT_EXPANDED = ("tau",)
 
 
 class Engine:
@@ -126,9 +128,14 @@ class Engine:
     def fail(self, status: int, inputs: tuple, out: tuple, names=NAMES) -> None:
         """Raise the ValueError a kernel's nonzero status stands for."""
         if status in (BAD_Q, BAD_QD, BAD_QDD, BAD_ARG4):
-            raise ValueError(
-                f"{names[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry"
-            )
+            which = status - BAD_Q
+            name = names[which]
+            # within range itself, it can still put a follower beyond it: say which
+            if self.cmap is not None and name not in NOT_EXPANDED:
+                why = self.cmap.refusal(inputs[which], name, position=which == 0)
+                if why is not None:
+                    raise ValueError(why)
+            raise ValueError(f"{name} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
         if status == BAD_QUATERNION:
             raise ValueError(
                 f"q has a zero quaternion (norm below {MIN_QUATERNION_NORM:g}) for a floating joint"
@@ -146,9 +153,40 @@ class Engine:
         raise RuntimeError(f"internal error: kernel status {status}")
 
     def check_q(self, q: np.ndarray) -> None:
+        """ValueError unless q and the followers' coordinates phi(q) are within ±MAX_ABS."""
         if not np.all(np.abs(q) <= MAX_ABS):
             self.fail(BAD_Q, (q,), ())
+        if self.cmap is not None and not np.all(np.abs(self.cmap.position(q)) <= MAX_ABS):
+            self.fail(BAD_Q, (q,), ())
+
+    def check_expanded(self, x, name: str) -> None:
+        """ValueError naming the follower if A x puts one beyond ±MAX_ABS, for inputs that a
+        coupled kernel expands without checking them (the regressors' qdd_ref and the energy
+        regressor's qd); x is a vector of velocity rows or, in a batch, rows of them.  Nothing
+        for a plain tree, nor for an x the kernel refuses anyway (shape, range)."""
+        cmap = self.cmap
+        if cmap is None:
+            return
+        try:
+            x = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            return
+        if x.ndim not in (1, 2) or x.shape[-1] != self.nv or not np.all(np.abs(x) <= MAX_ABS):
+            return
+        scaled = np.abs(x) * cmap.scale  # |A x| <= MAX_ABS for every row of A, exactly
+        if np.all(scaled <= MAX_ABS):
+            return
+        if x.ndim == 1:
+            why = cmap.refusal(x, name, position=False)
+        else:
+            row = int(np.argmax(~np.all(scaled <= MAX_ABS, axis=1)))
+            why = cmap.refusal(x[row], f"{name} row {row}", position=False)
+        if why is not None:
+            raise ValueError(why)
 
     def check_v(self, v: np.ndarray) -> None:
+        """ValueError unless v and the followers' velocities A v are within ±MAX_ABS."""
         if not np.all(np.abs(v) <= MAX_ABS):
+            self.fail(BAD_QD, (None, v), ())
+        if self.cmap is not None and not np.all(np.abs(self.cmap.velocity(v)) <= MAX_ABS):
             self.fail(BAD_QD, (None, v), ())

@@ -77,9 +77,9 @@ def admissible_contorsion(n: int, psi) -> np.ndarray:
         i, j, k = (int(x) for x in key)
         value = float(value)
         if len({i, j, k}) != 3 or not all(0 <= x < n for x in (i, j, k)):
-            raise ValueError(f"psi's indices must be distinct and below {n}, got {key}")
+            raise ValueError(f"psi's indices must be distinct and below {n}, got {(i, j, k)}")
         if not abs(value) <= MAX_ABS:
-            raise ValueError(f"psi{key} must be finite, got {value!r}")
+            raise ValueError(f"psi{(i, j, k)} must be finite, got {value!r}")
         for (a, b, c), sign in _PERMUTATIONS:
             idx = ((i, j, k)[a], (i, j, k)[b], (i, j, k)[c])
             K[idx] = sign * value

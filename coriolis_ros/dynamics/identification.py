@@ -52,6 +52,7 @@ import numpy as np
 
 from . import parameters as _parameters
 from .api import Dynamics
+from .errors import plain
 
 RANK_RTOL = 1e-9
 # Bodies with a mass below this fraction of the heaviest prior body start from a tiny
@@ -298,8 +299,8 @@ def _check_samples(dyn, t, Q, V, TAU, QDD):
         QDD = _array(QDD, "QDD", 2, (T, dyn.nv))
     if T and not np.all(np.diff(t) > 0):
         k = int(np.argmax(~(np.diff(t) > 0)))
-        raise ValueError(f"t must increase strictly: t[{k + 1}] = {t[k + 1]!r} after "
-                         f"t[{k}] = {t[k]!r}")  # fmt: skip
+        raise ValueError(f"t must increase strictly: t[{k + 1}] = {float(t[k + 1])!r} after "
+                         f"t[{k}] = {float(t[k])!r}")  # fmt: skip
     needed = 1 if QDD is not None else 3
     if T < needed:
         how = "" if QDD is not None else " (accelerations by central differences need 3)"
@@ -330,7 +331,7 @@ def _check_prior(prior, p):
 
 def _check_int(x, name, low):
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {x!r}")
+        raise ValueError(f"{name} must be an integer >= {low}, got {plain(x)!r}")
     return int(x)
 
 

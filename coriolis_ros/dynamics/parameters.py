@@ -83,7 +83,7 @@ def write(engine, pi, check_physical: bool = True) -> None:
         k = int(np.argmax(~(np.abs(arr) <= MAX_ABS)))
         raise ValueError(
             f"pi[{k}] ({NAMES[k % 10]} of link '{body_links(engine.tree)[k // 10]}') is "
-            f"{arr[k]!r}: parameters must be finite and within ±{MAX_ABS:g}"
+            f"{float(arr[k])!r}: parameters must be finite and within ±{MAX_ABS:g}"
         )
     status = engine.kernels.write_parameters(
         engine.mf_store, engine.link_rotations, arr, bool(check_physical)

@@ -256,10 +256,10 @@ def _check_gravity(gravity) -> np.ndarray:
     except (TypeError, ValueError):
         raise URDFError(f"gravity must be 3 finite numbers, got {gravity!r}") from None
     if g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise URDFError(f"gravity must be 3 finite numbers, got {gravity!r}")
+        raise URDFError(f"gravity must be 3 finite numbers, got {g.tolist()!r}")
     if not np.all(np.abs(g) <= MAX_GRAVITY):
         raise URDFError(
-            f"gravity must be within ±{MAX_GRAVITY:g} m/s^2 per component, got {gravity!r}"
+            f"gravity must be within ±{MAX_GRAVITY:g} m/s^2 per component, got {g.tolist()!r}"
         )
     return g
 

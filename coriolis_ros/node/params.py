@@ -390,5 +390,5 @@ def gain_problem(value) -> str | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return f"observer_gain must be a positive number or a list of them, got {value!r}"
         if not (math.isfinite(v) and v > 0):
-            return f"observer_gain must be positive and finite (1/s), got {v!r}"
+            return f"observer_gain must be positive and finite (1/s), got {float(v)!r}"
     return None

@@ -6,6 +6,12 @@ effort unknown, NaN: an effort belongs to the state it came with). Messages are 
 a whole: if anything is wrong (array lengths, duplicate names, NaN/inf positions or
 velocities) nothing of the message is applied.
 
+Joints that follow a leader (mimic joints, geared rotors: q = m q_leader + o) are bounded like
+every joint: once told about them (:meth:`JointStateBuffer.bound_followers`, which
+:class:`~.mimic_check.MimicCheck` calls), the buffer refuses a message whose leader value puts
+a follower beyond ±MAX_ABS (its position m q + o or velocity m qd), and names the follower and
+its leader when a follower's own value is out of range; the library would refuse that state.
+
 `resolve_request` turns a service request (names in any order + values) into model-order
 arrays, or an error message naming the problem.
 """
@@ -30,6 +36,10 @@ _MAX_WARNED = 1000  # unknown names remembered for "warn once" (bounded against 
 # DBL_MAX "no value" sentinel) overflow the terms quadratic in q̇ (C q̇, Cᵀ q̇) or in a prismatic
 # q (M) to inf/NaN, which would then be published as numbers.
 MAX_ABS = 1e50
+# Largest |offset| of a follower (q = m q_leader + o) bound_followers takes: the library's
+# bound on URDF offsets, far below half a unit in the last place of any double beyond 1e49
+# (6e32), so adding it never moves a value across ±MAX_ABS.
+MAX_FOLLOWER_OFFSET = 1e6
 
 
 def as_float64(values) -> np.ndarray:
@@ -48,26 +58,29 @@ def name_list(names, limit: int = 10) -> str:
     return text
 
 
-def _nonfinite_names(values: np.ndarray, names) -> list[str]:
-    bad = np.flatnonzero(~np.isfinite(values))
-    return [str(names[i]) for i in bad]
-
-
-def _bad_values(values: np.ndarray, names, what: str) -> str | None:
-    """None if every value is finite and within ±MAX_ABS, else the reason."""
+def _bad_values(values: np.ndarray, names, what: str, leader_of=None) -> str | None:
+    """None if every value is finite and within ±MAX_ABS, else the reason (a follower named
+    in `leader_of`, follower -> leader, is shown with its leader and its value)."""
     if (np.abs(values) <= MAX_ABS).all():
         return None
-    nonfinite = _nonfinite_names(values, names)
-    if nonfinite:
-        return f"non-finite {what} (NaN/inf) for {name_list(nonfinite)}"
-    huge = [str(names[i]) for i in np.flatnonzero(np.abs(values) > MAX_ABS)]
-    return f"{what} beyond ±{MAX_ABS:g} for {name_list(huge)}"
+    finite = np.isfinite(values)
+    bad = np.flatnonzero(~finite) if not finite.all() else np.flatnonzero(np.abs(values) > MAX_ABS)
+    shown = []
+    for i in bad:
+        name = str(names[i])
+        leader = None if leader_of is None else leader_of.get(name)
+        value = float(values[i])
+        shown.append(name if leader is None else f"{name} (follows {leader}) = {value!r}")
+    if not finite.all():
+        return f"non-finite {what} (NaN/inf) for {name_list(shown)}"
+    return f"{what} beyond ±{MAX_ABS:g} for {name_list(shown)}"
 
 
-def check_arrays(names, position, velocity, effort_len: int = 0) -> str | None:
+def check_arrays(names, position, velocity, effort_len: int = 0, leader_of=None) -> str | None:
     """Validate a JointState-like triple; None when fine, else the reason it is rejected.
 
     `position` and `velocity` are float64 ndarrays; an empty `velocity` (or effort) is allowed.
+    `leader_of` (follower -> leader) names the leader of a follower whose value is refused.
     """
     n = len(names)
     if len(position) != n:
@@ -84,9 +97,9 @@ def check_arrays(names, position, velocity, effort_len: int = 0) -> str | None:
             seen.add(name)
         return f"duplicate joint names: {name_list(dup)}"
     if n:
-        reason = _bad_values(position, names, "position")
+        reason = _bad_values(position, names, "position", leader_of)
         if reason is None and len(velocity):
-            reason = _bad_values(velocity, names, "velocity")
+            reason = _bad_values(velocity, names, "velocity", leader_of)
         return reason
     return None
 
@@ -108,6 +121,18 @@ def stamp_problem(sec: int, nanosec: int, now_ns: int) -> str | None:
     if now_ns > 0 and sec * 1_000_000_000 + nanosec > now_ns + FUTURE_STAMP_TOLERANCE_NS:
         return FUTURE_STAMP
     return None
+
+
+def _largest_within(scale: float) -> float:
+    """The largest x with scale * x <= MAX_ABS in double arithmetic (MAX_ABS for scale <= 1)."""
+    if scale <= 1.0:
+        return MAX_ABS
+    x = MAX_ABS / scale
+    while scale * x <= MAX_ABS:
+        x = math.nextafter(x, math.inf)
+    while not scale * x <= MAX_ABS:
+        x = math.nextafter(x, 0.0)
+    return x
 
 
 @dataclass
@@ -137,9 +162,10 @@ class _Layout:
     """
 
     __slots__ = ("names", "model_idx", "msg_idx", "unknown", "identity", "scratch", "gather",
-                 "unknown_warned", "has_extra", "followers_only")
+                 "unknown_warned", "has_extra", "followers_only", "limit", "leads")
 
-    def __init__(self, names: list, index: dict, n_model: int):
+    def __init__(self, names: list, index: dict, n_model: int, lead_limit: np.ndarray,
+                 follower_leaders: np.ndarray):  # fmt: skip
         model_idx, msg_idx, unknown = [], [], []
         for k, name in enumerate(names):
             i = index.get(name)
@@ -159,6 +185,14 @@ class _Layout:
         self.followers_only = bool(model_idx) and all(i >= n_model for i in model_idx)
         self.scratch = np.empty(len(names))  # |values| for the range check
         self.gather = np.empty(len(model_idx))  # message values of model joints
+        # The largest |value| of each entry: MAX_ABS, or less for a leader whose follower
+        # would otherwise leave the range (None: no such leader here, the plain check).
+        # leads: (follower, message index of its leader), for the reason when it fails.
+        limit = np.full(len(names), MAX_ABS)
+        limit[self.msg_idx] = lead_limit[self.model_idx]
+        self.limit = limit if (limit != MAX_ABS).any() else None
+        at = dict(zip(model_idx, msg_idx, strict=True))
+        self.leads = [(f, at[int(i)]) for f, i in enumerate(follower_leaders) if int(i) in at]
 
 
 class JointStateBuffer:
@@ -206,6 +240,44 @@ class JointStateBuffer:
         self._warned_unknown: set[str] = set()
         # Layouts of the name lists seen (several publishers alternate), most recent first.
         self._layouts: list[_Layout] = []
+        # Followers of the model's joints (bound_followers): none until told.
+        self._lead_limit = np.full(m, MAX_ABS)  # the largest |value| of each joint
+        self._followers: list[tuple[str, str, float, float]] = []  # (name, leader, m, o)
+        self._follower_leaders = np.zeros(0, dtype=np.intp)  # model index of each leader
+        self.leader_of: dict[str, str] = {}
+
+    def bound_followers(self, followers: dict) -> None:
+        """Bound the joints that follow a leader: ``followers`` maps each (mimic joint, rotor)
+        to (leader, multiplier, offset), q = multiplier q_leader + offset, the leader a joint
+        of the model.  From now on a message is rejected when a leader's position puts a
+        follower beyond ±MAX_ABS (or its velocity, multiplier qd), with a reason naming both,
+        and a follower's own refused value is shown with its leader.
+
+        Exact: a leader value x passes when every |multiplier x + offset| does, as the library
+        computes it: |x| <= the largest double L with |s L| <= MAX_ABS in double arithmetic,
+        s the largest |multiplier| (the rounding of |m| |x| is monotone in |m| and |x|;
+        |offset| <= 1e6, the library's bound, is below half a unit in the last place of any
+        value near ±MAX_ABS, so it never moves one across)."""
+        index = {name: i for i, name in enumerate(self.joint_names)}
+        rows = []
+        for name, (leader, multiplier, offset) in followers.items():
+            if leader not in index:
+                raise ValueError(f"follower {name}: its leader {leader} is not a model joint")
+            multiplier, offset = float(multiplier), float(offset)
+            if not (math.isfinite(multiplier) and abs(offset) <= MAX_FOLLOWER_OFFSET):
+                raise ValueError(
+                    f"follower {name}: multiplier {multiplier!r} must be finite and offset "
+                    f"{offset!r} within ±{MAX_FOLLOWER_OFFSET:g}"
+                )
+            rows.append((str(name), leader, multiplier, offset))
+        self._followers = rows
+        self._follower_leaders = np.array([index[r[1]] for r in rows], dtype=np.intp)
+        self.leader_of = {r[0]: r[1] for r in rows}
+        scale = np.ones(len(self._lead_limit))
+        for (_, _, multiplier, _), i in zip(rows, self._follower_leaders, strict=True):
+            scale[i] = max(scale[i], abs(multiplier))
+        self._lead_limit[:] = [_largest_within(s) for s in scale]
+        self._layouts.clear()  # layouts carry the limits
 
     @property
     def complete(self) -> bool:
@@ -223,29 +295,56 @@ class JointStateBuffer:
     def _add_layout(self, names) -> _Layout:
         if len(self._layouts) >= _MAX_LAYOUTS:
             self._layouts.clear()
-        layout = _Layout(list(names), self._index, self.n)
+        layout = _Layout(
+            list(names), self._index, self.n, self._lead_limit, self._follower_leaders
+        )
         self._layouts.insert(0, layout)
         return layout
 
-    @staticmethod
-    def _check_known(layout: _Layout, position, velocity, effort_len: int) -> str | None:
-        """check_arrays for a known (duplicate-free) name list, without allocating."""
+    def _check_known(self, layout: _Layout, position, velocity, effort_len: int) -> str | None:
+        """check_arrays for a known (duplicate-free) name list, without allocating; with the
+        followers' bound on the leaders in it."""
         n = len(layout.names)
         if len(position) != n or (len(velocity) and len(velocity) != n) or (
             effort_len and effort_len != n
         ):
-            return check_arrays(layout.names, position, velocity, effort_len)
+            return check_arrays(layout.names, position, velocity, effort_len, self.leader_of)
         if not n:
             return None
-        scratch = layout.scratch
+        scratch, limit, top = layout.scratch, layout.limit, MAX_ABS
         np.abs(position, out=scratch)
-        if not scratch.max() <= MAX_ABS:  # NaN compares False: rejected too
-            return _bad_values(position, layout.names, "position")
+        if limit is not None:  # leaders of followers: within their own limits
+            np.subtract(scratch, limit, out=scratch)  # exact in sign, and no overflow
+            top = 0.0
+        if not scratch.max() <= top:  # NaN compares False: rejected too
+            return self._reason(layout, position, "position")
         if len(velocity):
             np.abs(velocity, out=scratch)
-            if not scratch.max() <= MAX_ABS:
-                return _bad_values(velocity, layout.names, "velocity")
+            if limit is not None:
+                np.subtract(scratch, limit, out=scratch)
+            if not scratch.max() <= top:
+                return self._reason(layout, velocity, "velocity")
         return None
+
+    def _reason(self, layout: _Layout, values: np.ndarray, what: str) -> str:
+        """Why values failed _check_known: out of range themselves, or a follower's."""
+        reason = _bad_values(values, layout.names, what, self.leader_of)
+        if reason is not None:
+            return reason
+        for f, k in layout.leads:
+            name, leader, multiplier, offset = self._followers[f]
+            lead = float(values[k])
+            if what == "position":
+                value, rule = multiplier * lead + offset, f"{multiplier!r} × {lead!r} + {offset!r}"
+            else:
+                value, rule = multiplier * lead, f"{multiplier!r} × {lead!r}"
+            if not abs(value) <= MAX_ABS:
+                return (
+                    f"{what} {lead!r} of {leader} puts its follower {name} at {rule} = "
+                    f"{value!r}, beyond ±{MAX_ABS:g}"
+                )
+        # unreachable: within ±MAX_ABS, a leader fails its limit only through a follower above
+        return f"{what} puts a follower beyond ±{MAX_ABS:g}"  # pragma: no mutate
 
     def update(
         self, names, position, velocity, effort_len: int, stamp, now: float, effort=None
@@ -261,14 +360,16 @@ class JointStateBuffer:
         velocity = as_float64(velocity)
         layout = self._find_layout(names)
         if layout is None:
-            reason = check_arrays(names, position, velocity, effort_len)
+            reason = check_arrays(names, position, velocity, effort_len, self.leader_of)
             if reason is not None:
                 return UpdateResult(REJECTED, reason)
             layout = self._add_layout(names)
+            if layout.limit is not None:  # leaders of followers: their bound too
+                reason = self._check_known(layout, position, velocity, effort_len)
         else:
             reason = self._check_known(layout, position, velocity, effort_len)
-            if reason is not None:
-                return UpdateResult(REJECTED, reason)
+        if reason is not None:
+            return UpdateResult(REJECTED, reason)
         result = _ACCEPTED
         if not layout.unknown_warned:
             new_unknown = []

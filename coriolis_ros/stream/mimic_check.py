@@ -8,6 +8,12 @@ the value its leader implies and reports the joints that disagree by more than a
 so a misconfigured gripper (a broken coupling, a wrong multiplier in the URDF) is visible.
 The check runs on the buffer's latest values in preallocated arrays: no allocation unless a
 disagreement is found.
+
+A :class:`MimicCheck` also tells its buffer the followers
+(:meth:`~.joint_state_buffer.JointStateBuffer.bound_followers`), so the buffer refuses a message
+whose leader would put a follower beyond the range the library accepts: the node and the bag
+reader, which both build one for a model with followers, reject such a message up front,
+naming the follower, instead of failing on the state later.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ class MimicCheck:
 
     def __init__(self, buffer: JointStateBuffer, mimic: dict, tolerance: float):
         """``mimic``: name -> (leader, multiplier, offset), the leader an independent joint of
-        the buffer; the buffer tracks the mimic names as its ``extra_names``, in any order."""
+        the buffer; the buffer tracks the mimic names as its ``extra_names``, in any order, and
+        is told to bound them (:meth:`JointStateBuffer.bound_followers`)."""
         self.buffer = buffer
         self.tolerance = float(tolerance)
         order = buffer.extra_names
@@ -35,6 +42,7 @@ class MimicCheck:
         self.offset = np.array([float(mimic[name][2]) for name in order])
         self._expected = np.empty(len(order))
         self._bad = np.empty(len(order), dtype=bool)
+        buffer.bound_followers(mimic)
 
     def check(self) -> list[tuple[str, float, float]]:
         """[(mimic joint, value received, value its leader implies)] beyond the tolerance."""

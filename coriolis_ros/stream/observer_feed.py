@@ -59,7 +59,7 @@ def observer_gains(value, n: int) -> np.ndarray:
         )
     bad = [k for k in arr if not (math.isfinite(k) and k > 0)]
     if bad:
-        raise ValueError(f"observer_gain must be positive and finite (1/s), got {bad[0]!r}")
+        raise ValueError(f"observer_gain must be positive and finite (1/s), got {float(bad[0])!r}")
     return arr
 
 

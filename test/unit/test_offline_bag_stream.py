@@ -309,10 +309,12 @@ def test_joints_that_never_had_a_velocity_are_noted(tmp_path, dyn):
     assert not rec.velocity[:3].any() and np.array_equal(rec.velocity[3:], V[[3, 3]])
 
 
-def test_states_the_model_refuses_are_left_out_as_the_node_leaves_them(tmp_path):
-    """arm7_rotors: joint1 at 1e50 is a valid JointState, but its rotor (100 q) is beyond the
-    library's bound: the node's tick fails on that state (nothing published); the bag leaves
-    the row out and counts it, the others are written."""
+def test_a_leader_that_puts_its_rotor_beyond_the_bound_is_rejected_as_the_node_rejects_it(
+    tmp_path,
+):
+    """arm7_rotors: joint1 at 1e50 is within the range, but its rotor (100 q) is beyond it, so
+    the model refuses that state: the message is rejected with the reason naming the rotor, as
+    the node rejects it (nothing published); the bag counts it, the other rows are written."""
     urdf = (ARM.parent / "arm7_rotors.urdf").read_text()
     dyn = Dynamics.from_urdf(urdf)
     names = list(dyn.joint_names)
@@ -322,8 +324,12 @@ def test_states_the_model_refuses_are_left_out_as_the_node_leaves_them(tmp_path)
     msgs = [(int(s) + 1, joint_state(s, names, Q[k], V[k], E[k])) for k, s in enumerate(stamps)]
     result = offline.process_bag(write_bag(tmp_path / "r", "mcap", msgs, urdf), tmp_path / "r.npz")
     assert result.ok, result.error
-    assert result.skipped == {"refused by the model (its input check): not published": 1}
-    assert "momentum observer updates refused by the model" in " ".join(result.notes)
+    reason = (
+        "rejected: position 1e+50 of joint1 puts its follower joint1_rotor at 100.0 × 1e+50 + "
+        f"0.0 = {100.0 * 1e50!r}, beyond ±1e+50"
+    )
+    assert result.skipped == {reason: 1}
+    assert "refused by the model" not in " ".join(result.notes)  # nothing reaches it
     data = np.load(tmp_path / "r.npz")
     assert np.array_equal(data["header.stamp"], np.delete(stamps, 2))
     assert np.isfinite(data["coriolis_force"]).all() and np.isfinite(data["external_effort"]).all()

@@ -239,6 +239,26 @@ def test_unknown_names_remembered_up_to_1000():
     assert len(buf._warned_unknown) == 1002
 
 
+def test_unknown_name_memory_at_exactly_1000_and_one_over():
+    assert jsb._MAX_WARNED == 1000
+    buf = _buffer()
+    first = [f"x{k}" for k in range(998)]
+    assert buf.update(["a", *first], [0.0] * 999, [], 0, "s", 0.0).new_unknown == first
+    # one below the bound (999 remembered): a new name is reported and remembered
+    assert buf.update(["a", "x998"], [0.0, 0.0], [], 0, "s", 0.0).new_unknown == ["x998"]
+    assert len(buf._warned_unknown) == 999
+    r = buf.update(["x999", "a"], [0.0, 0.0], [], 0, "s", 0.0)
+    assert r.status == ACCEPTED and r.new_unknown == ["x999"]
+    assert len(buf._warned_unknown) == 1000  # exactly at the bound
+    # at the bound: the 1001st name is neither reported nor remembered, and the message is
+    # used as any other
+    r = buf.update(["a", "x1000"], [0.25, 0.0], [], 0, "t", 0.0)
+    assert r.status == ACCEPTED and r.new_unknown == [] and buf.position[0] == 0.25
+    assert len(buf._warned_unknown) == 1000 and "x1000" not in buf._warned_unknown
+    # names remembered before stay warned about once
+    assert buf.update(["a", "x5", "b"], [0.0] * 3, [], 0, "s", 0.0).new_unknown == []
+
+
 def test_resolve_request_both_sides():
     names = ("a", "b")
     q, qd, err = resolve_request(names, ["b", "a"], [2.0, 1.0], [0.2, 0.1])
