@@ -102,3 +102,5 @@ class FrameMethods:
         self.frame_acceleration_bias(q, v, frame)
         with contextlib.suppress(ValueError):  # compiled before any singular M is found
             self.task_space(q, v, frame, rows=(0,), damping=1.0)
+        with contextlib.suppress(ValueError):  # compiled even when the frame is not observable
+            self.external_wrench(q, np.zeros(self.nv), frame)

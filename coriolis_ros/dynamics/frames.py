@@ -23,6 +23,21 @@ from .kernels.task_space import SINGULAR_MASS, SINGULAR_TASK, TASK_RCOND, task_w
 REFERENCES = {"world": 0, "local": 1, "local_world_aligned": 2}
 ALL_ROWS = (0, 1, 2, 3, 4, 5)
 ROW_NAMES = ("linear_x", "linear_y", "linear_z", "angular_x", "angular_y", "angular_z")
+_ALL_ROWS = (0, 1, 2, 3, 4, 5)
+_WRENCH: list = []
+
+
+def _wrench_kernel():
+    """kernels.wrench.wrench_from_residual, compiled (or loaded from the cache) on first use."""
+    if not _WRENCH:
+        from numba import types
+
+        from .kernel_table import compile_frozen
+        from .kernels import wrench as kw
+
+        f1, f2 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
+        _WRENCH.append(compile_frozen(kw.wrench_from_residual, (f2, f1, f1), types.float64))
+    return _WRENCH[0]
 
 
 def encode_rows(rows: Sequence[int]) -> int:
@@ -243,14 +258,23 @@ class FrameAlgorithms:
     # ------------------------------------------------------------------ external wrench
 
     def external_wrench(self, q, residual, frame, reference, rows):
+        from .kernels import wrench as kw
+
         values, _ = self.rows(rows)
-        J = self.jacobian(q, frame, reference)[list(values)]
-        r = self._e.coerce(residual, "residual")
-        if not np.all(np.abs(r) <= MAX_ABS):
+        J = self.jacobian(q, frame, reference)
+        if values != _ALL_ROWS:
+            J = J[list(values)]
+        w = np.empty(len(values))
+        kernel = _wrench_kernel()
+        try:
+            cond = kernel(J, residual, w)
+        except TypeError:
+            cond = kernel(J, self._e.coerce(residual, "residual"), w)
+        if cond == kw.SIZE_RESIDUAL:
+            self._e.coerce(residual, "residual")  # names the shape
+        if cond == kw.BAD_RESIDUAL:
             raise ValueError(f"residual has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
-        u, s, vt = np.linalg.svd(J, full_matrices=False)
-        floor = max(J.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
-        if s.size < J.shape[0] or not s[-1] > floor:  # fewer than m independent rows
+        if cond == kw.NOT_OBSERVABLE:
             named = ", ".join(ROW_NAMES[k] for k in values)
             raise ValueError(
                 f"the wrench at frame '{self.names[self.frame(frame)]}' is not observable from "
@@ -258,6 +282,4 @@ class FrameAlgorithms:
                 "configuration (too few joints between the root and the frame, or a kinematic "
                 "singularity); choose fewer rows, e.g. rows=(0, 1, 2) for the force alone"
             )
-        # least squares of J^T w = residual: w = U S^-1 V^T residual
-        w = u @ ((vt @ r) / s)
-        return w, float(s[0] / s[-1])
+        return w, float(cond)

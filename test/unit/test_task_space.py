@@ -25,6 +25,7 @@ from support.mimic import Reference
 from support.oracle import assert_close, erd_urdf
 
 from coriolis_ros.dynamics import Dynamics
+from coriolis_ros.dynamics.kernels.kinematics import MAX_ABS
 
 pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
 
@@ -333,6 +334,38 @@ def test_external_wrench_recovers_a_wrench_applied_in_pinocchio(robot, root, fra
         q, pin_residual(oracle, q, v, a, frame, np.r_[w[:3], 0, 0, 0]), frame, rows=(0, 1, 2)
     )
     assert_close(force, w[:3], 1e-9, f"{robot} recovered force")
+
+
+def test_external_wrench_rows_in_any_order_equal_numpy_least_squares():
+    """Rows given out of order (all six, permuted; and a subset): w equals numpy's lstsq of
+    J[rows]^T w = r, an independent solver, in the order asked for."""
+    dyn = load(str(erd_urdf("panda")), mimic="independent")
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-1.0, 1.0, dyn.nq)
+    r = rng.normal(0.0, 3.0, dyn.nv)
+    J = dyn.frame_jacobian(q, "panda_hand")
+    for rows in ((0, 1, 2, 3, 4, 5), (5, 0, 1, 2, 3, 4), (4, 2), (3,)):
+        got, cond = dyn.external_wrench(q, r, "panda_hand", rows=rows)
+        Jr = J[list(rows)]
+        want = np.linalg.lstsq(Jr.T, r, rcond=None)[0]
+        assert_close(got, want, 1e-10, f"rows {rows}")
+        sv = np.linalg.svd(Jr, compute_uv=False)
+        assert cond == pytest.approx(sv[0] / sv[-1], rel=1e-12)
+
+
+def test_external_wrench_residual_bound_both_sides(ur5_5dof):
+    """A residual entry at exactly the bound (1e50) is used; the next double is refused."""
+    dyn = ur5_5dof
+    q = np.array([0.3, -1.1, 1.4, -0.8, 0.9])
+    for sign in (1.0, -1.0):
+        at = np.zeros(5)
+        at[2] = sign * MAX_ABS
+        w, _ = dyn.external_wrench(q, at, "tool0", rows=(0, 1, 2))
+        assert np.all(np.isfinite(w)) and np.any(w != 0.0)
+        beyond = at.copy()
+        beyond[2] = np.nextafter(sign * MAX_ABS, sign * np.inf)
+        with pytest.raises(ValueError, match="residual has a NaN, infinite or huge"):
+            dyn.external_wrench(q, beyond, "tool0", rows=(0, 1, 2))
 
 
 def test_external_wrench_refuses_unobservable_wrenches_and_bad_residuals(ur5_5dof):

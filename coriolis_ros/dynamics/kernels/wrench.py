@@ -1,0 +1,96 @@
+"""The wrench at a frame that best explains a joint-space residual: J^T w = r by least squares.
+
+For the m task rows J (m x n) of a frame's Jacobian, take the one-sided Jacobi
+decomposition J^T V = W (Hestenes: plane rotations V make W's columns orthogonal; their norms
+are J's singular values s_k); then the least-squares solution of
+J^T w = r is w = sum_k V[:, k] (W[:, k] . r) / s_k^2, when the rows are independent: every
+singular value above max(m, n) * eps * s_max (numpy's rank tolerance).  The condition number
+is s_max / s_min.  One compiled call (the node runs this for every watched frame at every
+state), with no linear-algebra library: Jacobi's method is accurate to rounding in the
+singular values for matrices this small (m <= 6 columns).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .kinematics import MAX_ABS
+
+BAD_RESIDUAL = -2.0  # a NaN, infinite or huge residual entry
+SIZE_RESIDUAL = -3.0  # the residual's length is not J's number of columns
+NOT_OBSERVABLE = -1.0  # J's rows are rank-deficient (or fewer joints than rows)
+
+EPS = float(np.finfo(np.float64).eps)
+MAX_SWEEPS = 60  # Jacobi converges quadratically: a handful of sweeps for m <= 6
+
+
+@njit(cache=False, error_model="numpy")
+def wrench_from_residual(J, r, w):
+    """Fill w (m) and return the condition number of J (m x n), or one of the negative
+    codes above (w is then not written)."""
+    m, n = J.shape
+    if r.shape[0] != n:
+        return SIZE_RESIDUAL
+    for k in range(n):
+        if not abs(r[k]) <= MAX_ABS:
+            return BAD_RESIDUAL
+    if n < m or m == 0:
+        return NOT_OBSERVABLE
+    W = np.empty((n, m))
+    V = np.zeros((m, m))
+    for i in range(n):
+        for k in range(m):
+            W[i, k] = J[k, i]
+    for k in range(m):
+        V[k, k] = 1.0
+    for _ in range(MAX_SWEEPS):
+        rotated = False
+        for p in range(m - 1):
+            for q in range(p + 1, m):
+                alpha = beta = gamma = 0.0
+                for i in range(n):
+                    alpha += W[i, p] * W[i, p]
+                    beta += W[i, q] * W[i, q]
+                    gamma += W[i, p] * W[i, q]
+                if not abs(gamma) > EPS * math.sqrt(alpha * beta):
+                    continue  # already orthogonal (to rounding), or a zero column
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                s = c * t
+                for i in range(n):
+                    wp, wq = W[i, p], W[i, q]
+                    W[i, p] = c * wp - s * wq
+                    W[i, q] = s * wp + c * wq
+                for i in range(m):
+                    vp, vq = V[i, p], V[i, q]
+                    V[i, p] = c * vp - s * vq
+                    V[i, q] = s * vp + c * vq
+        if not rotated:
+            break
+    smax, smin = 0.0, math.inf
+    sq = np.empty(m)
+    for k in range(m):
+        acc = 0.0
+        for i in range(n):
+            acc += W[i, k] * W[i, k]
+        sq[k] = acc
+        sk = math.sqrt(acc)
+        smax = max(smax, sk)
+        smin = min(smin, sk)
+    if not smin > max(m, n) * EPS * smax:
+        return NOT_OBSERVABLE
+    for i in range(m):
+        w[i] = 0.0
+    for k in range(m):
+        acc = 0.0
+        for i in range(n):
+            acc += W[i, k] * r[i]
+        acc /= sq[k]
+        for i in range(m):
+            w[i] += V[i, k] * acc
+    return smax / smin
