@@ -81,7 +81,8 @@ class ContactMonitor:
                 out.unobservable[frame] = str(exc)
                 continue
             out.wrenches[frame] = (w, cond)
-            forces[frame] = float(np.linalg.norm(w[:3]))
+            fx, fy, fz = float(w[0]), float(w[1]), float(w[2])
+            forces[frame] = math.sqrt(fx * fx + fy * fy + fz * fz)
         np.abs(residual, out=self._abs)
         ratio = self.release_ratio if self.in_collision else 1.0
         over = self._watched & (self._abs > ratio * self.joint_threshold)
