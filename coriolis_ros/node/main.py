@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import time
 
 import rclpy
 import rclpy.logging
@@ -76,8 +77,10 @@ def run(node_class, args=None) -> int:
         pass
     except Exception:
         # SIGINT/SIGTERM shut the context down; the executor may then fail with an RCLError
-        # ("context is not valid") instead of ExternalShutdownException. That is a normal exit.
-        if rclpy.ok():
+        # ("context is not valid") instead of ExternalShutdownException, or, while the
+        # shutdown is still under way, with a RuntimeError from a callback's arguments. That is
+        # a normal exit: the context is down at once or within a moment.
+        if not _shut_down_soon(rclpy):
             raise
     finally:
         if node is not None:
@@ -104,6 +107,16 @@ def _spin(node) -> None:
         # (rclpy 9.1.2); spin_once with a timeout lets the signal through.
         while node.context.ok():
             executor.spin_once(timeout_sec=0.2)
+
+
+def _shut_down_soon(rclpy, wait: float = 0.5) -> bool:
+    """Whether the context is shut down now or within ``wait`` seconds."""
+    end = time.monotonic() + wait
+    while rclpy.ok():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def _quietly(step) -> None:

@@ -670,12 +670,15 @@ def test_demo_rejects_bad_arguments_before_starting_anything(capsys):
 
 @pytest.fixture(scope="module")
 def warm_kernels():
-    """Compile (or load from the on-disk cache) the Numba kernels before timing-free demo runs:
-    a cold compile can take longer than the demo's --duration."""
+    """Compile (or load from the on-disk cache) the kernels the node warms at model load
+    before the demo runs: a cold compile takes longer than the demo's --duration (the node
+    warms the frame and task-space kernels too, for its services)."""
     from coriolis_ros.dynamics import Dynamics
 
     for name in ROBOTS:
-        Dynamics.from_urdf(str(robot_path(name))).warmup()
+        dyn = Dynamics.from_urdf(str(robot_path(name)))
+        dyn.warmup()
+        dyn.warmup_frames()
 
 
 def _demo_command(*args):
