@@ -36,7 +36,7 @@ def _wrench_kernel():
         from .kernels import wrench as kw
 
         f1, f2 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
-        _WRENCH.append(compile_frozen(kw.wrench_from_residual, (f2, f1, f1), types.float64))
+        _WRENCH.append(compile_frozen(kw.wrench_from_residual, (f2, f1, f1, f2), types.float64))
     return _WRENCH[0]
 
 
@@ -53,6 +53,7 @@ class FrameAlgorithms:
 
     def __init__(self, engine: Engine):
         self._e = engine
+        self._wrench_scratch = None  # external_wrench's W, V and squared singular values
         self._k = engine.kernels
         self._mf = engine.mf
         self._ws = engine.ws
@@ -265,11 +266,16 @@ class FrameAlgorithms:
         if values != _ALL_ROWS:
             J = J[list(values)]
         w = np.empty(len(values))
+        if self._wrench_scratch is None:  # W (nv x 6), V (6 x 6), the squared singular values
+            self._wrench_scratch = np.empty((self._nv + 7, 6))
         kernel = _wrench_kernel()
         try:
-            cond = kernel(J, residual, w)
+            cond = kernel(J, residual, w, self._wrench_scratch)
         except TypeError:
-            cond = kernel(J, self._e.coerce(residual, "residual"), w)
+            r = self._e.coerce(residual, "residual")
+            cond = kernel(J, r, w, self._wrench_scratch)
+        if cond == kw.SIZE_SCRATCH:
+            raise RuntimeError("internal error: external_wrench's scratch is too small")
         if cond == kw.SIZE_RESIDUAL:
             self._e.coerce(residual, "residual")  # names the shape
         if cond == kw.BAD_RESIDUAL:

@@ -22,15 +22,17 @@ from .kinematics import MAX_ABS
 BAD_RESIDUAL = -2.0  # a NaN, infinite or huge residual entry
 SIZE_RESIDUAL = -3.0  # the residual's length is not J's number of columns
 NOT_OBSERVABLE = -1.0  # J's rows are rank-deficient (or fewer joints than rows)
+SIZE_SCRATCH = -4.0  # the scratch array is too small (the caller's error)
 
 EPS = float(np.finfo(np.float64).eps)
 MAX_SWEEPS = 60  # Jacobi converges quadratically: a handful of sweeps for m <= 6
 
 
-@njit(cache=False, error_model="numpy")
-def wrench_from_residual(J, r, w):
+@njit(cache=False, error_model="numpy", _nrt=False)
+def wrench_from_residual(J, r, w, scratch):
     """Fill w (m) and return the condition number of J (m x n), or one of the negative
-    codes above (w is then not written)."""
+    codes above (w is then not written).  ``scratch`` (at least n + m + 1 rows, 6 columns)
+    holds W, V and the squared singular values: nothing is allocated."""
     m, n = J.shape
     if r.shape[0] != n:
         return SIZE_RESIDUAL
@@ -39,8 +41,14 @@ def wrench_from_residual(J, r, w):
             return BAD_RESIDUAL
     if n < m or m == 0:
         return NOT_OBSERVABLE
-    W = np.empty((n, m))
-    V = np.zeros((m, m))
+    if scratch.shape[0] < n + m + 1 or scratch.shape[1] < m:
+        return SIZE_SCRATCH
+    W = scratch[:n]
+    V = scratch[n : n + m]
+    sq = scratch[n + m]
+    for i in range(m):
+        for k in range(m):
+            V[i, k] = 0.0
     for i in range(n):
         for k in range(m):
             W[i, k] = J[k, i]
@@ -73,7 +81,6 @@ def wrench_from_residual(J, r, w):
         if not rotated:
             break
     smax, smin = 0.0, math.inf
-    sq = np.empty(m)
     for k in range(m):
         acc = 0.0
         for i in range(n):
