@@ -267,7 +267,7 @@ class FrameAlgorithms:
             J = J[list(values)]
         w = np.empty(len(values))
         if self._wrench_scratch is None:  # W (nv x 6), V (6 x 6), the squared singular values
-            self._wrench_scratch = np.empty((self._nv + 7, 6))
+            self._wrench_scratch = np.empty((self._nv + 8, 6))
         kernel = _wrench_kernel()
         try:
             cond = kernel(J, residual, w, self._wrench_scratch)

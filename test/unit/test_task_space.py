@@ -384,3 +384,68 @@ def test_external_wrench_refuses_unobservable_wrenches_and_bad_residuals(ur5_5do
             dyn.external_wrench(q, bad, "tool0", rows=(0, 1, 2))
     with pytest.raises(ValueError, match="unknown frame"):
         dyn.external_wrench(q, np.ones(5), "tool1")
+
+
+def _kernel_wrench(J, r):
+    from coriolis_ros.dynamics.kernels import wrench as kw
+
+    m, n = J.shape
+    scratch = np.full((n + m + 2, 6), np.nan)
+    w = np.zeros(m)
+    code = kw.wrench_from_residual(np.ascontiguousarray(J), r, w, scratch)
+    return code, w, int(scratch[n + m + 1, 0])
+
+
+def test_wrench_kernel_rank_decisions_equal_numpy_and_converge_in_a_few_sweeps():
+    """Random J (m x n) of every rank from 1 to m: observable exactly when numpy's
+    matrix_rank (same tolerance) says full rank, with the lstsq solution then; and Jacobi's
+    sweeps stay few either way (a numerically zero column is not rotated: before that, a
+    rank-deficient J ran all MAX_SWEEPS)."""
+    from coriolis_ros.dynamics.kernels import wrench as kw
+
+    rng = np.random.default_rng(11)
+    for m, n in ((6, 9), (6, 6), (3, 7), (2, 2)):
+        for rank in range(1, m + 1):
+            for _ in range(5):
+                J = rng.normal(size=(m, rank)) @ rng.normal(size=(rank, n))
+                r = rng.normal(size=n)
+                code, w, sweeps = _kernel_wrench(J, r)
+                assert 1 <= sweeps <= 12, (m, n, rank, sweeps)
+                if rank < m:
+                    assert code == kw.NOT_OBSERVABLE, (m, n, rank, code)
+                else:
+                    assert np.linalg.matrix_rank(J) == m
+                    assert_close(w, np.linalg.lstsq(J.T, r, rcond=None)[0], 1e-9, f"{m}x{n}")
+                    sv = np.linalg.svd(J, compute_uv=False)
+                    assert code == pytest.approx(sv[0] / sv[-1], rel=1e-9)
+
+
+def test_wrench_kernel_panda_link4_is_refused_in_a_few_sweeps():
+    """The frame of the node's two-frame benchmark with only four joints above it: its six
+    Jacobian rows have rank 4, refused after a few sweeps (was every one of the 60)."""
+    from coriolis_ros.dynamics.kernels import wrench as kw
+
+    dyn = load(str(erd_urdf("panda")), mimic="independent")
+    q = dyn.neutral() + 0.3
+    J = dyn.frame_jacobian(q, "panda_link4")
+    code, _, sweeps = _kernel_wrench(J, np.linspace(-1.0, 1.0, dyn.nv))
+    assert code == kw.NOT_OBSERVABLE
+    assert sweeps <= 12
+    # its force rows have rank 2 there (numpy agrees): refused too; its moment rows have 3
+    assert np.linalg.matrix_rank(J[:3]) == 2 and np.linalg.matrix_rank(J[3:]) == 3
+    code, _, sweeps = _kernel_wrench(J[:3], J[:3].T @ np.array([1.0, -2.0, 0.5]))
+    assert code == kw.NOT_OBSERVABLE and sweeps <= 12
+    code, w, sweeps = _kernel_wrench(J[3:], J[3:].T @ np.array([1.0, -2.0, 0.5]))
+    assert code > 0 and sweeps <= 12
+    assert_close(w, np.array([1.0, -2.0, 0.5]), 1e-9, "moment at panda_link4")
+
+
+def test_wrench_kernel_scratch_bound_both_sides():
+    """n + m + 2 scratch rows are enough; one fewer is SIZE_SCRATCH."""
+    from coriolis_ros.dynamics.kernels import wrench as kw
+
+    J = np.random.default_rng(2).normal(size=(3, 5))
+    r = np.ones(5)
+    w = np.zeros(3)
+    assert kw.wrench_from_residual(J, r, w, np.zeros((10, 6))) > 0
+    assert kw.wrench_from_residual(J, r, w, np.zeros((9, 6))) == kw.SIZE_SCRATCH

@@ -8,6 +8,12 @@ singular value above max(m, n) * eps * s_max (numpy's rank tolerance).  The cond
 is s_max / s_min.  One compiled call (the node runs this for every watched frame at every
 state), with no linear-algebra library: Jacobi's method is accurate to rounding in the
 singular values for matrices this small (m <= 6 columns).
+
+A column whose squared norm falls to (max(m, n) eps)^2 ||J||_F^2 / m or below is numerically
+zero (its singular value is under the rank tolerance, since ||J||_F^2 / m <= s_max^2): it is
+not rotated any more. Without that, the relative orthogonality test never passes for a
+rank-deficient J (a frame with fewer joints than rows above it) and every call ran all
+MAX_SWEEPS sweeps, about seven times the full-rank cost.
 """
 
 from __future__ import annotations
@@ -31,8 +37,9 @@ MAX_SWEEPS = 60  # Jacobi converges quadratically: a handful of sweeps for m <= 
 @njit(cache=False, error_model="numpy", _nrt=False)
 def wrench_from_residual(J, r, w, scratch):
     """Fill w (m) and return the condition number of J (m x n), or one of the negative
-    codes above (w is then not written).  ``scratch`` (at least n + m + 1 rows, 6 columns)
-    holds W, V and the squared singular values: nothing is allocated."""
+    codes above (w is then not written).  ``scratch`` (at least n + m + 2 rows, 6 columns)
+    holds W, V, the squared singular values, and in ``scratch[n + m + 1, 0]`` the number of
+    sweeps taken: nothing is allocated."""
     m, n = J.shape
     if r.shape[0] != n:
         return SIZE_RESIDUAL
@@ -41,7 +48,7 @@ def wrench_from_residual(J, r, w, scratch):
             return BAD_RESIDUAL
     if n < m or m == 0:
         return NOT_OBSERVABLE
-    if scratch.shape[0] < n + m + 1 or scratch.shape[1] < m:
+    if scratch.shape[0] < n + m + 2 or scratch.shape[1] < m:
         return SIZE_SCRATCH
     W = scratch[:n]
     V = scratch[n : n + m]
@@ -52,9 +59,17 @@ def wrench_from_residual(J, r, w, scratch):
     for i in range(n):
         for k in range(m):
             W[i, k] = J[k, i]
+    fro2 = 0.0
+    for i in range(n):
+        for k in range(m):
+            fro2 += W[i, k] * W[i, k]
     for k in range(m):
         V[k, k] = 1.0
+    tol = max(m, n) * EPS
+    negligible = tol * tol * fro2 / m  # a column this small is numerically zero
+    sweeps = 0
     for _ in range(MAX_SWEEPS):
+        sweeps += 1
         rotated = False
         for p in range(m - 1):
             for q in range(p + 1, m):
@@ -63,8 +78,10 @@ def wrench_from_residual(J, r, w, scratch):
                     alpha += W[i, p] * W[i, p]
                     beta += W[i, q] * W[i, q]
                     gamma += W[i, p] * W[i, q]
+                if not (alpha > negligible and beta > negligible):
+                    continue  # a numerically zero column: J is rank-deficient
                 if not abs(gamma) > EPS * math.sqrt(alpha * beta):
-                    continue  # already orthogonal (to rounding), or a zero column
+                    continue  # already orthogonal (to rounding)
                 rotated = True
                 zeta = (beta - alpha) / (2.0 * gamma)
                 t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
@@ -80,6 +97,7 @@ def wrench_from_residual(J, r, w, scratch):
                     V[i, q] = s * vp + c * vq
         if not rotated:
             break
+    scratch[n + m + 1, 0] = sweeps
     smax, smin = 0.0, math.inf
     for k in range(m):
         acc = 0.0
@@ -89,7 +107,7 @@ def wrench_from_residual(J, r, w, scratch):
         sk = math.sqrt(acc)
         smax = max(smax, sk)
         smin = min(smin, sk)
-    if not smin > max(m, n) * EPS * smax:
+    if not smin > tol * smax:
         return NOT_OBSERVABLE
     for i in range(m):
         w[i] = 0.0
