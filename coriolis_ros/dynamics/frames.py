@@ -280,6 +280,12 @@ class FrameAlgorithms:
             self._e.coerce(residual, "residual")  # names the shape
         if cond == kw.BAD_RESIDUAL:
             raise ValueError(f"residual has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
+        if cond == kw.OVERFLOW:
+            raise ValueError(
+                f"the wrench at frame '{self.names[self.frame(frame)]}' overflows: the residual "
+                f"(largest |entry| {float(np.max(np.abs(residual))):g}) is too large for the "
+                "singular values of its Jacobian rows"
+            )
         if cond == kw.NOT_OBSERVABLE:
             named = ", ".join(ROW_NAMES[k] for k in values)
             raise ValueError(

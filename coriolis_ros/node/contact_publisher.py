@@ -12,6 +12,8 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool
 
+from .wire import WireWrench
+
 _LATCHED = QoSProfile(
     depth=1,
     reliability=ReliabilityPolicy.RELIABLE,
@@ -25,7 +27,7 @@ class ContactPublisher:
 
     def __init__(self, node):
         self._node = node
-        self._wrench = {}  # frame -> (publisher, message)
+        self._wrench = {}  # frame -> (publisher, serialised message: node.wire.WireWrench)
         self._collision = None
 
     def __call__(self, stamp, result) -> None:
@@ -33,15 +35,10 @@ class ContactPublisher:
             entry = self._wrench.get(frame)
             if entry is None:
                 pub = self._node.create_publisher(WrenchStamped, f"external_wrench/{frame}", 10)
-                msg = WrenchStamped()
-                msg.header.frame_id = "world"
-                entry = self._wrench[frame] = (pub, msg)
-            pub, msg = entry
-            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp.sec, stamp.nanosec
-            f, m = msg.wrench.force, msg.wrench.torque
-            f.x, f.y, f.z = float(w[0]), float(w[1]), float(w[2])
-            m.x, m.y, m.z = float(w[3]), float(w[4]), float(w[5])
-            pub.publish(msg)
+                entry = self._wrench[frame] = (pub, WireWrench("world"))
+            pub, wire = entry
+            wire.fill(w, stamp.sec, stamp.nanosec)
+            pub.publish(wire.payload())
         first = self._collision is None
         if first:
             self._collision = self._node.create_publisher(Bool, "collision", _LATCHED)

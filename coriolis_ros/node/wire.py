@@ -68,8 +68,38 @@ class WireState:
         return bytes(self._buf)
 
 
+class WireWrench:
+    """A geometry_msgs/WrenchStamped of one frame_id in its serialised form (as WireState):
+    the six values (force, then torque) and the stamp are written into the template's bytes."""
+
+    def __init__(self, frame_id: str):
+        from geometry_msgs.msg import WrenchStamped
+
+        msg = WrenchStamped()
+        msg.header.frame_id = frame_id
+        msg.header.stamp.sec, msg.header.stamp.nanosec = _STAMP_SENTINEL
+        sentinels = np.arange(6) + np.array([1.25, 2.375, 3.5625, 4.125, 5.8125, 6.4375])
+        f, m = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z = (float(v) for v in sentinels[:3])
+        m.x, m.y, m.z = (float(v) for v in sentinels[3:])
+        raw = serialize_message(msg)
+        self._buf = bytearray(raw)
+        offset = _unique_offset(raw, sentinels.tobytes(), "the wrench")
+        self._values = np.frombuffer(self._buf, dtype=np.float64, count=6, offset=offset)
+        stamp_offset = _unique_offset(raw, struct.pack("<iI", *_STAMP_SENTINEL), "stamp")
+        self._stamp = np.frombuffer(self._buf, dtype=np.uint32, count=2, offset=stamp_offset)
+
+    def fill(self, wrench, sec: int, nanosec: int) -> None:
+        self._values[:] = wrench
+        self._stamp[0] = sec & 0xFFFFFFFF
+        self._stamp[1] = nanosec
+
+    def payload(self) -> bytes:
+        return bytes(self._buf)
+
+
 def _unique_offset(raw: bytes, needle: bytes, what: str) -> int:
     offset = raw.find(needle)
     if offset < 0 or raw.find(needle, offset + 1) >= 0:
-        raise RuntimeError(f"cannot locate {what} in the serialised CoriolisState")
+        raise RuntimeError(f"cannot locate {what} in the serialised message")
     return offset

@@ -106,3 +106,28 @@ def test_wire_fill_allocates_no_arrays():
     finally:
         tracemalloc.stop()
     assert growth < 8 * n // 2, growth
+
+
+@pytest.mark.parametrize("frame_id", ["world", "", "é_frame"])
+def test_wire_wrench_bytes_equal_rclpy_serialisation(frame_id):
+    """WireWrench's bytes against rclpy's serialisation of the same WrenchStamped, over stamps
+    at the int32 / uint32 limits and values across the double range, refilled in place."""
+    from geometry_msgs.msg import WrenchStamped
+
+    from coriolis_ros.node.wire import WireWrench
+
+    rng = np.random.default_rng(3)
+    wire = WireWrench(frame_id)
+    for sec, nanosec in ((1_700_000_000, 123_456_789), (0, 0), (-5, 999_999_999),
+                         (2**31 - 1, 2**32 - 1)):  # fmt: skip
+        w = rng.normal(size=6) * 10.0 ** rng.integers(-300, 300, 6)
+        wire.fill(w, sec, nanosec)
+        msg = WrenchStamped()
+        msg.header.frame_id = frame_id
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        f, m = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z = (float(v) for v in w[:3])
+        m.x, m.y, m.z = (float(v) for v in w[3:])
+        assert wire.payload() == serialize_message(msg)
+        back = deserialize_message(wire.payload(), WrenchStamped)
+        assert [back.wrench.force.x, back.wrench.torque.z] == [w[0], w[5]]

@@ -449,3 +449,28 @@ def test_wrench_kernel_scratch_bound_both_sides():
     w = np.zeros(3)
     assert kw.wrench_from_residual(J, r, w, np.zeros((10, 6))) > 0
     assert kw.wrench_from_residual(J, r, w, np.zeros((9, 6))) == kw.SIZE_SCRATCH
+
+
+def test_wrench_kernel_overflow_both_sides():
+    """A residual at the bound over tiny (but well-conditioned) rows: a w of about 1e300 is
+    returned; at 1e-300 rows w would be infinite, and the kernel says OVERFLOW instead."""
+    from coriolis_ros.dynamics.kernels import wrench as kw
+
+    base = np.random.default_rng(4).normal(size=(3, 5))
+    r = np.full(5, MAX_ABS)
+    code, w, _ = _kernel_wrench(base * 1e-250, r)
+    assert code > 0 and np.all(np.isfinite(w)) and np.max(np.abs(w)) > 1e299
+    code, w, _ = _kernel_wrench(base * 1e-300, r)
+    assert code == kw.OVERFLOW
+
+
+def test_external_wrench_overflow_is_a_value_error_naming_the_frame(ur5_5dof, monkeypatch):
+    """The API's message for the kernel's OVERFLOW (a huge residual on a frame whose rows are
+    tiny cannot happen with a real Jacobian, so the kernel's answer is substituted)."""
+    from coriolis_ros.dynamics import frames
+    from coriolis_ros.dynamics.kernels import wrench as kw
+
+    monkeypatch.setattr(frames, "_wrench_kernel", lambda: (lambda J, r, w, s: kw.OVERFLOW))
+    message = "wrench at frame 'tool0' overflows.*largest \\|entry\\| 7"
+    with pytest.raises(ValueError, match=message):
+        ur5_5dof.external_wrench(np.zeros(5), np.array([1.0, -7.0, 0, 0, 0]), "tool0", rows=(0,))

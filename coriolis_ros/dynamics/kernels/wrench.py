@@ -4,10 +4,11 @@ For the m task rows J (m x n) of a frame's Jacobian, take the one-sided Jacobi
 decomposition J^T V = W (Hestenes: plane rotations V make W's columns orthogonal; their norms
 are J's singular values s_k); then the least-squares solution of
 J^T w = r is w = sum_k V[:, k] (W[:, k] . r) / s_k^2, when the rows are independent: every
-singular value above max(m, n) * eps * s_max (numpy's rank tolerance).  The condition number
-is s_max / s_min.  One compiled call (the node runs this for every watched frame at every
-state), with no linear-algebra library: Jacobi's method is accurate to rounding in the
-singular values for matrices this small (m <= 6 columns).
+singular value above max(m, n) * eps * s_max (numpy's rank tolerance).  J is first divided
+by its largest |entry| (and w by the same number at the end), so no square under- or
+overflows.  The condition number is s_max / s_min.  One compiled call (the node runs this
+for every watched frame at every state), with no linear-algebra library: Jacobi's method is
+accurate to rounding in the singular values for matrices this small (m <= 6 columns).
 
 A column whose squared norm falls to (max(m, n) eps)^2 ||J||_F^2 / m or below is numerically
 zero (its singular value is under the rank tolerance, since ||J||_F^2 / m <= s_max^2): it is
@@ -29,6 +30,7 @@ BAD_RESIDUAL = -2.0  # a NaN, infinite or huge residual entry
 SIZE_RESIDUAL = -3.0  # the residual's length is not J's number of columns
 NOT_OBSERVABLE = -1.0  # J's rows are rank-deficient (or fewer joints than rows)
 SIZE_SCRATCH = -4.0  # the scratch array is too small (the caller's error)
+OVERFLOW = -5.0  # w is not finite: a huge residual over tiny singular values
 
 EPS = float(np.finfo(np.float64).eps)
 MAX_SWEEPS = 60  # Jacobi converges quadratically: a handful of sweeps for m <= 6
@@ -37,7 +39,7 @@ MAX_SWEEPS = 60  # Jacobi converges quadratically: a handful of sweeps for m <= 
 @njit(cache=False, error_model="numpy", _nrt=False)
 def wrench_from_residual(J, r, w, scratch):
     """Fill w (m) and return the condition number of J (m x n), or one of the negative
-    codes above (w is then not written).  ``scratch`` (at least n + m + 2 rows, 6 columns)
+    codes above (w is then not to be used).  ``scratch`` (at least n + m + 2 rows, 6 columns)
     holds W, V, the squared singular values, and in ``scratch[n + m + 1, 0]`` the number of
     sweeps taken: nothing is allocated."""
     m, n = J.shape
@@ -56,9 +58,15 @@ def wrench_from_residual(J, r, w, scratch):
     for i in range(m):
         for k in range(m):
             V[i, k] = 0.0
+    scale = 0.0  # J's largest |entry|: W = J^T / scale, so no square underflows or overflows
     for i in range(n):
         for k in range(m):
-            W[i, k] = J[k, i]
+            scale = max(scale, abs(J[k, i]))
+    if not (scale > 0.0 and scale < math.inf):
+        return NOT_OBSERVABLE
+    for i in range(n):
+        for k in range(m):
+            W[i, k] = J[k, i] / scale
     fro2 = 0.0
     for i in range(n):
         for k in range(m):
@@ -118,4 +126,8 @@ def wrench_from_residual(J, r, w, scratch):
         acc /= sq[k]
         for i in range(m):
             w[i] += V[i, k] * acc
+    for i in range(m):  # (J / scale)^T (scale w) = r
+        w[i] /= scale
+        if not abs(w[i]) < math.inf:
+            return OVERFLOW
     return smax / smin
