@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .engine import Engine
+from .kernels import wrench as kw
 from .kernels.kinematics import MAX_ABS
 from .kernels.task_space import SINGULAR_MASS, SINGULAR_TASK, TASK_RCOND, task_ws_size
 
@@ -33,7 +34,6 @@ def _wrench_kernel():
         from numba import types
 
         from .kernel_table import compile_frozen
-        from .kernels import wrench as kw
 
         f1, f2 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
         _WRENCH.append(compile_frozen(kw.wrench_from_residual, (f2, f1, f1, f2), types.float64))
@@ -259,8 +259,6 @@ class FrameAlgorithms:
     # ------------------------------------------------------------------ external wrench
 
     def external_wrench(self, q, residual, frame, reference, rows):
-        from .kernels import wrench as kw
-
         values, _ = self.rows(rows)
         J = self.jacobian(q, frame, reference)
         if values != _ALL_ROWS:

@@ -68,7 +68,12 @@ class ContactMonitor:
         self.force_threshold = float(force_threshold)
         self.release_ratio = float(release_ratio)
         self._watched = self.joint_threshold > 0
+        self._any_watched = bool(self._watched.any())
+        # |r_i| above these starts a collision (enter) / keeps one going (release)
+        self._enter = np.where(self._watched, self.joint_threshold, np.inf)
+        self._release = np.where(self._watched, self.release_ratio * self.joint_threshold, np.inf)
         self._abs = np.empty(dyn.nv)
+        self._over = np.empty(dyn.nv, dtype=bool)
         self.in_collision = False
 
     def update(self, q, residual) -> ContactResult:
@@ -83,16 +88,20 @@ class ContactMonitor:
             out.wrenches[frame] = (w, cond)
             fx, fy, fz = float(w[0]), float(w[1]), float(w[2])
             forces[frame] = math.sqrt(fx * fx + fy * fy + fz * fz)
-        np.abs(residual, out=self._abs)
         ratio = self.release_ratio if self.in_collision else 1.0
-        over = self._watched & (self._abs > ratio * self.joint_threshold)
+        over = self._over
+        joint_hit = False
+        if self._any_watched:
+            np.abs(residual, out=self._abs)
+            np.greater(self._abs, self._release if self.in_collision else self._enter, out=over)
+            joint_hit = bool(over.any())
         hot = [f for f, force in forces.items()
                if self.force_threshold > 0 and force > ratio * self.force_threshold]  # fmt: skip
-        now = bool(over.any() or hot)
+        now = joint_hit or bool(hot)
         if now and not self.in_collision:
             names = self.dyn.joint_names
             parts = [f"|r| of {names[i]} = {self._abs[i]:.3g} > {self.joint_threshold[i]:g}"
-                     for i in np.flatnonzero(over)[:5]]  # fmt: skip
+                     for i in (np.flatnonzero(over)[:5] if joint_hit else ())]  # fmt: skip
             parts += [f"force at {f} = {forces[f]:.3g} N > {self.force_threshold:g} N"
                       for f in hot]  # fmt: skip
             out.reason = "; ".join(parts)
