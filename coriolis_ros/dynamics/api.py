@@ -179,6 +179,7 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
         else:
             other = Dynamics(self.tree, self.max_christoffel_bytes, None, self._source[3])
         other.engine.mf_store[:] = self.engine.mf_store
+        other.engine.refold()
         return other
 
     def velocity_from_body(self, q, v, out=None) -> np.ndarray:

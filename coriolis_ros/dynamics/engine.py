@@ -19,7 +19,7 @@ import numpy as np
 
 from .coordinates import CoordinateMap, ReducedModel
 from .kernel_table import COUPLED, TREE, KernelTable
-from .kernels.coordinate_change import write_map, ws_rows
+from .kernels.coordinate_change import fold_offset, write_fold, write_map, ws_rows
 from .kernels.kinematics import (
     BAD_Q,
     BAD_QD,
@@ -35,7 +35,8 @@ from .kernels.kinematics import (
 )
 from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
 from .kernels.spatial import WS_WIDTH
-from .model import FM_BODY, FM_R, Model
+from .model import FM_BODY, FM_R, MF_PARENT, Model
+from .rotor_fold import fold
 
 _F64 = np.dtype(np.float64)
 
@@ -83,6 +84,7 @@ class Engine:
         self.link_rotations = rotations
         self.gravity = tree.gravity
         n = tree.nv
+        self.batch_workspaces: np.ndarray | None = None
         if tree.mimic or tree.couplings:
             self.cmap: CoordinateMap | None = CoordinateMap(tree)
             self.model: Model = ReducedModel.of(tree, self.cmap)
@@ -91,14 +93,43 @@ class Engine:
             self.ws = np.zeros((ws_rows(n, tree.nq), WS_WIDTH))
             rows = [tree.joint_names.index(name) for name in self.cmap.joint_names]
             write_map(self.ws[n:].reshape(-1), self.cmap.A, self.cmap.phi, rows, self.model.nq)
+            # each row's cluster leader (the row whose walk it joins; -1: none), as the
+            # kernels' coriolis_matrix.cluster_leader finds it
+            parents = self.mf_store[:, MF_PARENT]
+            self._leaders = np.full(n, -1, dtype=np.int64)
+            for r in range(n):
+                k = rows[int(self.cmap.A[r, 0])]
+                if k < r and parents[k] == parents[r]:
+                    self._leaders[r] = k
+            self.refold()
         else:
             self.cmap = None
             self.model = tree
             self.kernels = TREE
             self.ws = np.zeros((max(n, 1), WS_WIDTH))
         self.nq, self.nv = self.model.nq, self.model.nv
-        self.batch_workspaces: np.ndarray | None = None
         self.lane_buffers: tuple | None = None
+
+    def refold(self) -> None:
+        """Write the folded tree (balanced rotors welded to their parents, :mod:`.rotor_fold`)
+        into the workspace, from the current inertial parameters (after a change of them)."""
+        if self.cmap is None:
+            return
+        n = self.tree.nv
+        folded, flags, spin = fold(self.mf_store, self._leaders)
+        write_fold(self.ws[n:].reshape(-1), n, self.tree.nq, folded, flags, spin)
+        if self.batch_workspaces is not None:  # copies of ws made by the first batch call
+            self.batch_workspaces[:, n:] = self.ws[n:]
+
+    @property
+    def folded_rows(self) -> tuple[int, ...]:
+        """The tree rows of the rotors folded into their parents (:mod:`.rotor_fold`)."""
+        if self.cmap is None:
+            return ()
+        n = self.tree.nv
+        f = fold_offset.py_func(n, self.tree.nq)
+        flags = self.ws[n:].reshape(-1)[f : f + n]
+        return tuple(int(r) for r in np.flatnonzero(flags))
 
     @property
     def coupled(self) -> bool:

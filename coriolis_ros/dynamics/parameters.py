@@ -90,6 +90,7 @@ def write(engine, pi, check_physical: bool = True) -> None:
     )
     if status:
         _refuse(status, engine.tree, arr)
+    engine.refold()
 
 
 def _refuse(status: int, tree: Model, pi: np.ndarray) -> None:

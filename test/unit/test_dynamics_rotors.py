@@ -487,3 +487,113 @@ def test_locking_a_rotor_alone_names_its_leader():
     assert "mimic='independent'" not in str(info.value)
     dyn = Dynamics.from_urdf(text, locked_joints={"ja": 0.1})
     assert dyn.locked_joints == {"ja": 0.1, "jr": pytest.approx(0.9)}
+
+
+# ----------------------------------------------------------------------------- folded rotors
+# Balanced rotors are welded to their parents and their spin added in closed form
+# (dynamics.rotor_fold); the others run as bodies of their own. Both against the same
+# Pinocchio spanning tree.
+
+# balanced about the joint's axis (hip abduction: x; hip flexion and knee: y), in its frame
+BALANCED = {
+    name: {**spec, "inertia": ([6.3e-5, 3.3e-5, 3.3e-5] if "abduction" in name
+                               else [3.3e-5, 6.3e-5, 3.3e-5]) + [0.0, 0.0, 0.0]}
+    for name, spec in QUADRUPED_ROTORS.items()
+}  # fmt: skip
+
+
+def folded_names(dyn):
+    return {dyn.tree_joint_names[r] for r in dyn.engine.folded_rows}
+
+
+@pytest.mark.parametrize("root_joint", ["fixed", "floating"])
+def test_quadruped_with_balanced_rotors_folded_matches_the_reduced_spanning_tree(root_joint):
+    """The floating base's free joint (six rows, generalized speeds) above every folded rotor:
+    the spin's Christoffel terms for later rows of a multi-DoF joint included."""
+    text = robot_urdf("quadruped12")
+    dyn = Dynamics.from_urdf(text, root_joint=root_joint, rotors=BALANCED)
+    assert len(folded_names(dyn)) == 12
+    tree_text, followers = with_rotor_links(text, BALANCED)
+    ref = Reduced(tree_text, followers, dyn.joint_names, root_joint)
+    rng = np.random.default_rng(21)
+    for s in range(2):
+        qbar = random_configuration(dyn, rng, unit=True)
+        v, a = rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv)
+        compare(dyn, ref, qbar, v, a, f"quadruped {root_joint} folded {s}")
+
+
+def test_unbalanced_rotors_are_not_folded_and_a_mix_matches_the_spanning_tree():
+    """QUADRUPED_ROTORS have products of inertia: none folded (the test above them runs the
+    rotors as bodies). Half balanced, half not: six folded, and the results still agree."""
+    text = robot_urdf("quadruped12")
+    assert folded_names(Dynamics.from_urdf(text, rotors=QUADRUPED_ROTORS)) == set()
+    mixed = {name: (BALANCED if k % 2 else QUADRUPED_ROTORS)[name]
+             for k, name in enumerate(sorted(QUADRUPED_ROTORS))}  # fmt: skip
+    dyn = Dynamics.from_urdf(text, root_joint="floating", rotors=mixed)
+    assert len(folded_names(dyn)) == 6
+    tree_text, followers = with_rotor_links(text, mixed)
+    ref = Reduced(tree_text, followers, dyn.joint_names, "floating")
+    rng = np.random.default_rng(22)
+    qbar = random_configuration(dyn, rng, unit=True)
+    compare(dyn, ref, qbar, rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv), "mixed")
+
+
+def test_the_arm_folds_its_seven_rotors_and_set_inertial_parameters_refolds():
+    """arm7_rotors' rotors are balanced: all folded. New parameters that unbalance one rotor
+    (its I_xx + 1e-5, so I_xx != I_yy) unfold it, and the results follow them: against the
+    Pinocchio spanning tree of the URDF written with that inertia. Balancing it again folds
+    it again, equal to a fresh instance. Batches made before use the refolded workspace."""
+    text = robot_urdf("arm7_rotors")
+    dyn = Dynamics.from_urdf(text)
+    assert len(dyn.engine.folded_rows) == 7
+    rng = np.random.default_rng(5)
+    Q, V = rng.uniform(-2, 2, (3, 7)), rng.normal(0, 2, (3, 7))
+    before = [x.copy() for x in dyn.coriolis_batch(Q, V)]  # the batch workspaces exist now
+    pi = dyn.inertial_parameters()
+    k = dyn.parameter_links.index("joint3_rotor")
+    changed = pi.copy()
+    changed[10 * k + 4] += 1e-5  # I_xx about the link origin: the URDF's ixx + 1e-5
+    dyn.set_inertial_parameters(changed)
+    assert "joint3_rotor" not in folded_names(dyn) and len(dyn.engine.folded_rows) == 6
+    edited = text.replace('<inertia ixx="2.5e-05" iyy="2.5e-05" izz="4e-05"',
+                          '<inertia ixx="3.5e-05" iyy="2.5e-05" izz="4e-05"', 1)  # fmt: skip
+    assert edited != text
+    followers = coupled_joints_from_xml(text)
+    ref = Reduced(strip_couplings(edited), followers, dyn.joint_names)
+    compare(dyn, ref, Q[0], V[0], V[1], "refolded")
+    batch = dyn.coriolis_batch(Q, V)
+    for t in range(3):
+        for got, want in zip(batch, dyn.coriolis(Q[t], V[t]), strict=True):
+            assert_close(got[t], want, 1e-13, f"batch state {t}")
+    assert np.abs(batch[2] - before[2]).max() > 1e-6  # the change shows in the batch
+    dyn.set_inertial_parameters(pi)
+    assert len(dyn.engine.folded_rows) == 7
+    fresh = Dynamics.from_urdf(text)
+    for got, want in zip(dyn.coriolis(Q[0], V[0]), fresh.coriolis(Q[0], V[0]), strict=True):
+        assert_close(got, want, 1e-13, "balanced again")
+    assert_close(dyn.christoffel(Q[0]), fresh.christoffel(Q[0]), 1e-13, "Gamma balanced again")
+    clone = dyn.clone()
+    assert clone.engine.folded_rows == dyn.engine.folded_rows
+
+
+def test_balanced_tolerance_both_sides():
+    """A rotor body is balanced with products, transverse difference and centre offset at
+    the tolerance (1e-12 relative, 1e-12 m) and not beyond it (twice)."""
+    from coriolis_ros.dynamics.model import MF_C, MF_I, MF_M, MF_WIDTH
+    from coriolis_ros.dynamics.rotor_fold import OFF_AXIS, RELATIVE, balanced
+
+    row = np.zeros(MF_WIDTH)
+    row[MF_M] = 0.5
+    row[MF_I : MF_I + 9] = np.diag([2.0, 2.0, 3.0]).reshape(-1)
+    assert balanced(row) == 3.0
+    for index, value in ((MF_I + 1, RELATIVE * 3.0), (MF_I + 5, RELATIVE * 3.0),
+                         (MF_I + 0, 2.0 + RELATIVE * 3.0), (MF_C, OFF_AXIS)):  # fmt: skip
+        at = row.copy()
+        at[index] = value
+        assert balanced(at) == 3.0, index
+        beyond = row.copy()
+        beyond[index] = 2.0 * value if index != MF_I else 2.0 + 2 * RELATIVE * 3.0
+        assert balanced(beyond) is None, index
+    offset_along_axis = row.copy()
+    offset_along_axis[MF_C + 2] = 0.3  # the centre along the spin axis is fine
+    assert balanced(offset_along_axis) == 3.0

@@ -90,17 +90,19 @@ def christoffel(mf, q, ws, Gamma):
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
     composite_inertias(mf, ws)
     zero_output(mf, ws, Gamma)
-    sweep(mf, ws, Gamma, ws[0], -1)
+    sweep(mf, ws, Gamma, ws[0], -1, -1)
     if has_multi_dof(mf):
         multi_dof_terms(mf, ws, Gamma, ws[0], -1)
     return 0
 
 
 @kernel
-def christoffel_through_map(mf, q, ws, Gbar, amap, a0):
+def christoffel_through_map(mf, q, ws, Gbar, amap, a0, f0):
     """Gbar = A^T-reduced Gamma (Gbar_ijk = sum A_ai A_bj A_ck Gamma_abc) for A's rows at
     amap[a0:] (:mod:`.coordinate_change`): the sweep adds each entry it computes into its
-    reduced place, so no full-size tensor is formed and only Gbar is zeroed."""
+    reduced place, so no full-size tensor is formed and only Gbar is zeroed.  mf is the
+    folded tree and amap[f0:] flags its folded rotors (:mod:`..rotor_fold`): the sweep skips
+    them (they carry no mass there) and :func:`spin_terms` adds their spin."""
     status = check_position(mf, ws, q)
     if status:
         return status
@@ -111,10 +113,43 @@ def christoffel_through_map(mf, q, ws, Gbar, amap, a0):
         for s in range(nb):
             for t in range(nb):
                 Gbar[r, s, t] = 0.0
-    sweep(mf, ws, Gbar, amap, a0)
+    sweep(mf, ws, Gbar, amap, a0, f0)
     if has_multi_dof(mf):
         multi_dof_terms(mf, ws, Gbar, amap, a0)
+    spin_terms(mf, ws, Gbar, amap, a0, f0)
     return 0
+
+
+@kernel
+def spin_terms(mf, ws, Gbar, amap, a0, f0):
+    """The Christoffel symbols a folded rotor r's spin adds (:mod:`..rotor_fold`): for rows
+    x != m on the path from the root to r's parent p, t = 1/2 J [s_x, s_m, a],
+    Gamma[x, m, r] = Gamma[x, r, m] = t and Gamma[r, x, m] = -t if m is x, an ancestor of x
+    or a later row of x's joint (m before joint_end(x)), else t; through the map."""
+    n = mf.shape[0]
+    for r in range(n):
+        if amap[f0 + r] == 0.0:
+            continue
+        h = 0.5 * amap[f0 + n + r]
+        ax, ay, az = ws[r, WS_S], ws[r, WS_S + 1], ws[r, WS_S + 2]  # the spin axis, world
+        cr, mr = coordinate(amap, a0, r)
+        p = int(mf[r, MF_PARENT])
+        x = p
+        while x >= 0:
+            cx, mx = coordinate(amap, a0, x)
+            end = joint_end(mf, x)
+            sx, sy, sz = h * ws[x, WS_S], h * ws[x, WS_S + 1], h * ws[x, WS_S + 2]
+            m = p
+            while m >= 0:
+                if m != x:
+                    ux, uy, uz = cross(ws[m, WS_S], ws[m, WS_S + 1], ws[m, WS_S + 2], ax, ay, az)
+                    cl, ml = coordinate(amap, a0, m)
+                    w = mx * ml * mr * (sx * ux + sy * uy + sz * uz)
+                    Gbar[cx, cl, cr] += w
+                    Gbar[cx, cr, cl] += w
+                    Gbar[cr, cx, cl] += -w if m < end else w
+                m = int(mf[m, MF_PARENT])
+            x = int(mf[x, MF_PARENT])
 
 
 @kernel
@@ -127,7 +162,7 @@ def composite_inertias(mf, ws):
 
 
 @kernel
-def sweep(mf, ws, Gamma, amap, a0):
+def sweep(mf, ws, Gamma, amap, a0, f0):
     """Lines 4-21 on IC and the columns in ws, into Gamma (zeroed by the caller), or into
     Gbar = A^T-reduced Gamma through the map (a0 >= 0): each entry Gamma_abc it computes is
     added, times m_a m_b m_c, to Gbar[col a, col b, col c] (:mod:`.coordinate_change`).
@@ -141,6 +176,8 @@ def sweep(mf, ws, Gamma, amap, a0):
     n = mf.shape[0]
     mapped = a0 >= 0
     for k in range(n - 1, -1, -1):  # line 4
+        if f0 >= 0 and amap[f0 + k] != 0.0:
+            continue  # a folded rotor: massless in the folded tree, a leaf (every entry 0)
         kw0, kw1, kw2 = ws[k, WS_S], ws[k, WS_S + 1], ws[k, WS_S + 2]
         ku0, ku1, ku2 = ws[k, WS_S + 3], ws[k, WS_S + 4], ws[k, WS_S + 5]
         # line 5: Btilde = B(Phi_k, IC_k)

@@ -28,7 +28,10 @@ read as one flat float64 array ``xw`` (:func:`tail`), laid out by
     [nvbar, nqbar | A: n x (column, multiplier) | perm (n): the full row of each
     reduced column, then the mimic rows | phi: nq x (index, multiplier, offset) |
     q (nq) | qd, qdd, three output vectors (n each) | three n x n matrices | one
-    n x n x n tensor]
+    n x n x n tensor | fold: flags (n), J (n), the folded rows (n x MF_WIDTH)]
+
+The fold part (:mod:`..rotor_fold`, written by :func:`write_fold`) serves C and Gamma only:
+balanced rotors welded to their parents, their spin added in closed form.
 
 The products gather the independent rows' entries (perm) and then add the few
 mimic rows' contributions, which is cheaper than scattering every entry.
@@ -41,6 +44,7 @@ reduced sizes), expands them into the full-size buffers, runs the full-model
 kernel and scatters its results into the caller's outputs.
 """
 
+from ..model import MF_WIDTH
 from .christoffel import christoffel_through_map
 from .coriolis_matrix import sweep
 from .coriolis_times import coriolis_times
@@ -75,7 +79,27 @@ _HEAD = 2  # nvbar, nqbar
 @kernel
 def xw_size(n, nq):
     """Length of the flat workspace for a model of n rows and nq coordinates."""
+    return fold_offset(n, nq) + 2 * n + n * MF_WIDTH
+
+
+@kernel
+def fold_offset(n, nq):
+    """Offset in xw of the fold part: flags (n), J (n), then the folded rows."""
     return _HEAD + 3 * n + 3 * nq + nq + 5 * n + 3 * n * n + n * n * n
+
+
+def write_fold(xw, n: int, nq: int, folded, flags, spin) -> None:
+    """Store :func:`..rotor_fold.fold`'s result in xw's fold part."""
+    f = fold_offset.py_func(n, nq)
+    xw[f : f + n] = flags
+    xw[f + n : f + 2 * n] = spin
+    xw[f + 2 * n : f + 2 * n + n * MF_WIDTH] = folded.reshape(-1)
+
+
+@view_helper
+def folded_rows(xw, f, n):
+    """The folded model rows (n, MF_WIDTH) in xw's fold part at offset f."""
+    return xw[f + 2 * n : f + 2 * n + n * MF_WIDTH].reshape((n, MF_WIDTH))
 
 
 @kernel
@@ -250,7 +274,8 @@ def reduced_coriolis(mf, qbar, qdbar, ws, M, Mdot, C):
     status = check_inputs(mf, ws, q, qd, qd)  # the model, quaternions, overflow of m q
     if status:
         return status
-    sweep(mf, q, qd, ws, M, Mdot, C, xw, a, True)  # Algorithm 1, written through A
+    f = fold_offset(n, nq)  # Algorithm 1 on the folded tree, written through A
+    sweep(folded_rows(xw, f, n), q, qd, ws, M, Mdot, C, xw, a, True, f)
     return 0
 
 
@@ -280,7 +305,8 @@ def christoffel_through_A(mf, qbar, ws, Gamma, method):
     q = xw[oq : oq + nq]
     expand_position(xw, p, nq, qbar, q)
     if method == 0:  # Algorithm 2, each entry written through A: no full-size tensor
-        return christoffel_through_map(mf, q, ws, Gamma, xw, a)
+        f = fold_offset(n, nq)  # on the folded tree (same rows), its rotors' spin added
+        return christoffel_through_map(folded_rows(xw, f, n), q, ws, Gamma, xw, a, f)
     Gf = xw[g : g + n * n * n].reshape((n, n, n))
     status = christoffel_safeea(mf, q, ws, Gf)
     if status:

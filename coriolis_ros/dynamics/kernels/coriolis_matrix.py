@@ -25,7 +25,7 @@ The cluster's diagonal is C_kk + N^2 C_rr: rotor and link are siblings, so the t
 no C_kr.  A rotor costs the per-body lines 2-15, not a second walk up the tree.
 """
 
-from ..model import MF_PARENT
+from ..model import MF_PARENT, MF_R
 from .kinematics import (
     check_inputs,
     OVERLAP,
@@ -42,6 +42,7 @@ from .spatial import (
     WS_BP,
     WS_CLUSTER,
     WS_IC,
+    WS_R,
     WS_S,
     WS_SD,
     WS_V,
@@ -67,7 +68,7 @@ def coriolis_matrix(mf, q, qd, ws, M, Mdot, C):
         return SIZE_OUT
     if not disjoint(M, Mdot, C):
         return OVERLAP
-    sweep(mf, q, qd, ws, M, Mdot, C, q, -1, True)
+    sweep(mf, q, qd, ws, M, Mdot, C, q, -1, True, -1)
     return 0
 
 
@@ -85,7 +86,8 @@ def coriolis_lanes(mf, Q4, V4, ws4, S, M, Mdot, C, t0, count):
     """
     SM, SMdot, SC = lanes(S[0]), lanes(S[1]), lanes(S[2])
     # S is zero wherever the sweep does not write (the same entries every pass): zeroed once
-    sweep(mf, lane_vector(Q4), lane_vector(V4), lanes(ws4), SM, SMdot, SC, Q4[0], -1, False)
+    sweep(mf, lane_vector(Q4), lane_vector(V4), lanes(ws4), SM, SMdot, SC, Q4[0], -1, False,
+          -1)
     outM, outMdot = lane_rows(M, t0, count), lane_rows(Mdot, t0, count)
     outC = lane_rows(C, t0, count)
     m = S.shape[1]
@@ -144,16 +146,20 @@ def put(X, i, j, w, value, mapped):
 
 
 @body_step
-def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero):
+def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, f0):
     """Algorithm 1 on checked inputs, into (A^T) M (A) etc. (see :func:`put`).
 
     ``zero``: first set M, Mdot and C to zero.  Without it the entries the sweep does not
     write (i and j on no common root path) keep their values: a buffer reused for the same
-    model, zeroed once, needs no zeroing again (:func:`coriolis_lanes`)."""
+    model, zeroed once, needs no zeroing again (:func:`coriolis_lanes`).  ``f0`` >= 0 (with
+    a map): the rows flagged at amap[f0:] are balanced rotors folded into their parents
+    (mf is the folded tree, :mod:`..rotor_fold`), each handled by :func:`spin_rotor`."""
     n = mf.shape[0]
     mapped = a0 >= 0
     joint_angles(mf, q, ws)
     for i in range(n):  # lines 2-7, with IC_i = I_i written by place_body
+        if f0 >= 0 and amap[f0 + i] != 0.0:
+            continue  # a folded rotor: no body of its own to place, move or factor
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)  # lines 3-4
         # line 6: BC_i = B(v_i, I_i)
@@ -178,6 +184,9 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero):
                 C[r, c] = 0.0
 
     for j in range(n - 1, -1, -1):  # line 8
+        if f0 >= 0 and amap[f0 + j] != 0.0:
+            spin_rotor(mf, qd, ws, M, amap, a0, f0, j)
+            continue
         sw0, sw1, sw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
         su0, su1, su2 = ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5]
         # line 10: F2 = IC_j Phi_j
@@ -257,6 +266,40 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero):
         if b >= 0:  # lines 24-25
             add_rows(ws, b, j, WS_IC, 10)
             add_rows(ws, b, j, WS_BP, 12)
+
+
+@body_step
+def spin_rotor(mf, qd, ws, M, amap, a0, f0, j):
+    """A folded rotor j (:mod:`..rotor_fold`): its leader's cluster sums += m_j (F1, F2, F3)
+    with F1 = (1/2 J w_p x a, 0), F2 = (J a, 0), F3 = 1/2 J w_p x a; BC_p += qd_j B(S_j, I_j),
+    whose only nonzero block is P = -1/2 J (a x); and M's diagonal += m_j^2 J (C_jj and
+    Mdot_jj are zero)."""
+    n = mf.shape[0]
+    spin = amap[f0 + n + j]
+    e0, e1, e2 = mf[j, MF_R + 2], mf[j, MF_R + 5], mf[j, MF_R + 8]  # the axis, parent frame
+    b = int(mf[j, MF_PARENT])
+    wx, wy, wz = 0.0, 0.0, 0.0
+    a0_, a1_, a2_ = e0, e1, e2
+    if b >= 0:
+        a0_ = ws[b, WS_R] * e0 + ws[b, WS_R + 1] * e1 + ws[b, WS_R + 2] * e2
+        a1_ = ws[b, WS_R + 3] * e0 + ws[b, WS_R + 4] * e1 + ws[b, WS_R + 5] * e2
+        a2_ = ws[b, WS_R + 6] * e0 + ws[b, WS_R + 7] * e1 + ws[b, WS_R + 8] * e2
+        wx, wy, wz = ws[b, WS_V], ws[b, WS_V + 1], ws[b, WS_V + 2]
+    cj, mj = coordinate(amap, a0, j)
+    M[cj, cj] += mj * mj * spin
+    h = 0.5 * spin
+    g0, g1, g2 = cross(wx, wy, wz, a0_, a1_, a2_)
+    g0, g1, g2 = h * g0, h * g1, h * g2
+    add_cluster(ws, cluster_leader(mf, amap, a0, j), mj, g0, g1, g2, 0.0, 0.0, 0.0,
+                spin * a0_, spin * a1_, spin * a2_, 0.0, 0.0, 0.0, g0, g1, g2)  # fmt: skip
+    if b >= 0:  # P_b += k (a x), k = -1/2 J qd_j
+        k = -h * qd[j]
+        ws[b, WS_BP + 1] -= k * a2_
+        ws[b, WS_BP + 2] += k * a1_
+        ws[b, WS_BP + 3] += k * a2_
+        ws[b, WS_BP + 5] -= k * a0_
+        ws[b, WS_BP + 6] -= k * a1_
+        ws[b, WS_BP + 7] += k * a0_
 
 
 @body_step
