@@ -57,13 +57,15 @@ sum_k Gamma[:, :, k] qd_k and Gamma_ijk + Gamma_jik = the derivative of M_ij
 along Phi_k still hold, and for single-DoF joints Delta is zero.
 """
 
-from ..model import FREE, MF_PARENT, MF_SUB, MF_TYPE
+from ..model import FREE, MF_PARENT, MF_R, MF_SUB, MF_TYPE
 from .coriolis_matrix import coordinate
-from .kinematics import check_position, SIZE_OUT, forward_positions
+from .kinematics import check_position, SIZE_OUT, forward_positions, joint_angles, place_body
 from .spatial import (
     WS_STREAM,
     WS_IC,
+    WS_R,
     WS_S,
+    WS_U,
     WS_V,
     add_rows,
     body_factor,
@@ -92,7 +94,7 @@ def christoffel(mf, q, ws, Gamma):
     zero_output(mf, ws, Gamma)
     sweep(mf, ws, Gamma, ws[0], -1, -1)
     if has_multi_dof(mf):
-        multi_dof_terms(mf, ws, Gamma, ws[0], -1)
+        multi_dof_terms(mf, ws, Gamma, ws[0], -1, -1)
     return 0
 
 
@@ -106,7 +108,13 @@ def christoffel_through_map(mf, q, ws, Gbar, amap, a0, f0):
     status = check_position(mf, ws, q)
     if status:
         return status
-    forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
+    joint_angles(mf, q, ws)
+    for i in range(mf.shape[0]):  # lines 1-3: IC_i = I_i
+        if amap[f0 + i] != 0.0:  # a folded rotor: no body (and a leaf: nothing placed on it)
+            for c in range(WS_IC, WS_IC + 10):
+                ws[i, c] = 0.0
+        else:
+            place_body(mf, q, ws, i)
     composite_inertias(mf, ws)
     nb = Gbar.shape[0]
     for r in range(nb):
@@ -115,39 +123,50 @@ def christoffel_through_map(mf, q, ws, Gbar, amap, a0, f0):
                 Gbar[r, s, t] = 0.0
     sweep(mf, ws, Gbar, amap, a0, f0)
     if has_multi_dof(mf):
-        multi_dof_terms(mf, ws, Gbar, amap, a0)
+        multi_dof_terms(mf, ws, Gbar, amap, a0, f0)
     spin_terms(mf, ws, Gbar, amap, a0, f0)
     return 0
 
 
 @kernel
 def spin_terms(mf, ws, Gbar, amap, a0, f0):
-    """The Christoffel symbols a folded rotor r's spin adds (:mod:`..rotor_fold`): for rows
-    x != m on the path from the root to r's parent p, t = 1/2 J [s_x, s_m, a],
-    Gamma[x, m, r] = Gamma[x, r, m] = t and Gamma[r, x, m] = -t if m is x, an ancestor of x
-    or a later row of x's joint (m before joint_end(x)), else t; through the map."""
+    """The Christoffel symbols a folded rotor r's spin adds (:mod:`..rotor_fold`), through the
+    map: for rows x != m on the path from the root to r's parent p, t(x, m) = 1/2 J
+    [s_x, s_m, a] (a: the spin axis), Gamma[x, m, r] = Gamma[x, r, m] = t(x, m) and
+    Gamma[r, x, m] = -t(x, m) if m is x, an ancestor of x or a later row of x's joint (m
+    before joint_end(x)), else t(x, m).  Each pair is visited once, m an ancestor of x:
+    t(m, x) = -t(x, m), and u_m = 1/2 J s_m x a is formed once per row (in WS_U)."""
     n = mf.shape[0]
     for r in range(n):
         if amap[f0 + r] == 0.0:
             continue
         h = 0.5 * amap[f0 + n + r]
-        ax, ay, az = ws[r, WS_S], ws[r, WS_S + 1], ws[r, WS_S + 2]  # the spin axis, world
-        cr, mr = coordinate(amap, a0, r)
+        e0, e1, e2 = mf[r, MF_R + 2], mf[r, MF_R + 5], mf[r, MF_R + 8]  # axis, parent frame
         p = int(mf[r, MF_PARENT])
+        if p < 0:
+            continue  # on the world: a constant M entry, no symbol
+        ax = ws[p, WS_R] * e0 + ws[p, WS_R + 1] * e1 + ws[p, WS_R + 2] * e2
+        ay = ws[p, WS_R + 3] * e0 + ws[p, WS_R + 4] * e1 + ws[p, WS_R + 5] * e2
+        az = ws[p, WS_R + 6] * e0 + ws[p, WS_R + 7] * e1 + ws[p, WS_R + 8] * e2
+        cr, mr = coordinate(amap, a0, r)
+        m = p
+        while m >= 0:
+            u0, u1, u2 = cross(ws[m, WS_S], ws[m, WS_S + 1], ws[m, WS_S + 2], ax, ay, az)
+            ws[m, WS_U], ws[m, WS_U + 1], ws[m, WS_U + 2] = h * u0, h * u1, h * u2
+            m = int(mf[m, MF_PARENT])
         x = p
         while x >= 0:
             cx, mx = coordinate(amap, a0, x)
-            end = joint_end(mf, x)
-            sx, sy, sz = h * ws[x, WS_S], h * ws[x, WS_S + 1], h * ws[x, WS_S + 2]
-            m = p
-            while m >= 0:
-                if m != x:
-                    ux, uy, uz = cross(ws[m, WS_S], ws[m, WS_S + 1], ws[m, WS_S + 2], ax, ay, az)
-                    cl, ml = coordinate(amap, a0, m)
-                    w = mx * ml * mr * (sx * ux + sy * uy + sz * uz)
-                    Gbar[cx, cl, cr] += w
-                    Gbar[cx, cr, cl] += w
-                    Gbar[cr, cx, cl] += -w if m < end else w
+            m = int(mf[x, MF_PARENT])
+            while m >= 0:  # m an ancestor of x: t(x, m) = s_x . u_m
+                cm, mm = coordinate(amap, a0, m)
+                w = mx * mm * mr * dot3(ws, x, WS_S, ws[m, WS_U], ws[m, WS_U + 1], ws[m, WS_U + 2])
+                Gbar[cx, cm, cr] += w
+                Gbar[cx, cr, cm] += w
+                Gbar[cr, cx, cm] -= w  # m before joint_end(x)
+                Gbar[cm, cx, cr] -= w
+                Gbar[cm, cr, cx] -= w
+                Gbar[cr, cm, cx] += w if x < joint_end(mf, m) else -w
                 m = int(mf[m, MF_PARENT])
             x = int(mf[x, MF_PARENT])
 
@@ -325,11 +344,14 @@ def phi_cross(ws, k, j):
 
 
 @kernel
-def multi_dof_terms(mf, ws, Gamma, amap, a0):
+def multi_dof_terms(mf, ws, Gamma, amap, a0, fold0):
     """Add Delta (module docstring, (1) and (2)); IC holds every row's composite inertia.
-    Through the map when a0 >= 0 (:func:`add3`, as :func:`sweep` adds)."""
+    Through the map when a0 >= 0 (:func:`add3`, as :func:`sweep` adds); the folded rotors
+    flagged at amap[fold0:] (fold0 >= 0) carry no mass and are skipped."""
     n = mf.shape[0]
     for j in range(n):
+        if fold0 >= 0 and amap[fold0 + j] != 0.0:
+            continue
         # (2): Phidot_i . F2_j, F2_j = IC_j Phi_j, for later rows k of a strict ancestor i
         f0, f1, f2, f3, f4, f5 = inertia_times(
             ws, j, WS_IC,
