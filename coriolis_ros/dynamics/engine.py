@@ -19,7 +19,7 @@ import numpy as np
 
 from .coordinates import CoordinateMap, ReducedModel
 from .kernel_table import COUPLED, TREE, KernelTable
-from .kernels.coordinate_change import fold_offset, write_fold, write_map, ws_rows
+from .kernels.coordinate_change import write_fold, write_map, ws_rows
 from .kernels.kinematics import (
     BAD_Q,
     BAD_QD,
@@ -36,7 +36,7 @@ from .kernels.kinematics import (
 from .kernels.slotine_li import BAD_ARG4, SIZE_ARG4
 from .kernels.spatial import WS_WIDTH
 from .model import FM_BODY, FM_R, MF_PARENT, Model
-from .rotor_fold import fold
+from .rotor_fold import compact, fold
 
 _F64 = np.dtype(np.float64)
 
@@ -95,6 +95,7 @@ class Engine:
             write_map(self.ws[n:].reshape(-1), self.cmap.A, self.cmap.phi, rows, self.model.nq)
             # each row's cluster leader (the row whose walk it joins; -1: none), as the
             # kernels' coriolis_matrix.cluster_leader finds it
+            self._independent_rows = rows
             parents = self.mf_store[:, MF_PARENT]
             self._leaders = np.full(n, -1, dtype=np.int64)
             for r in range(n):
@@ -117,19 +118,18 @@ class Engine:
             return
         n = self.tree.nv
         folded, flags, spin = fold(self.mf_store, self._leaders)
-        write_fold(self.ws[n:].reshape(-1), n, self.tree.nq, folded, flags, spin)
+        rows, A2, perm, identity, table = compact(
+            folded, flags, spin, self.cmap.A, self.cmap.phi, self._independent_rows
+        )
+        write_fold(self.ws[n:].reshape(-1), n, self.tree.nq, rows, A2, perm, identity, table)
+        self._folded = tuple(int(r) for r in np.flatnonzero(flags))
         if self.batch_workspaces is not None:  # copies of ws made by the first batch call
             self.batch_workspaces[:, n:] = self.ws[n:]
 
     @property
     def folded_rows(self) -> tuple[int, ...]:
         """The tree rows of the rotors folded into their parents (:mod:`.rotor_fold`)."""
-        if self.cmap is None:
-            return ()
-        n = self.tree.nv
-        f = fold_offset.py_func(n, self.tree.nq)
-        flags = self.ws[n:].reshape(-1)[f : f + n]
-        return tuple(int(r) for r in np.flatnonzero(flags))
+        return self._folded if self.cmap is not None else ()
 
     @property
     def coupled(self) -> bool:

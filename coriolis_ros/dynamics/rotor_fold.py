@@ -33,9 +33,13 @@ angular part of a row's column; [.,.,.] the triple product),
     Gamma[x, l, r] = Gamma[x, r, l] = t,
     Gamma[r, x, l] = -t if l is x, an ancestor of x or a later row of x's joint, else t
 
-(:func:`.kernels.christoffel.spin_terms`).  Equal transverse moments are what make I_r's
-world value angle-independent; a rotor without them, or with anything else off round-off,
-is not folded and runs as a body of its own, as before.
+(:func:`.kernels.christoffel.spin_terms`).  With the rotors folded, C and Gamma run on the
+*compact* tree, the folded tree without the rotors' rows (:func:`compact`): each rotor is a
+line of a spin table on its parent, and a robot whose every coupling is a folded rotor has
+compact rows that are its independent coordinates, one to one, so the sweeps run exactly as
+on a plain tree (no change of coordinates), plus the spin.  Equal transverse moments are
+what make I_r's world value angle-independent; a rotor without them, or with anything else
+off round-off, is not folded and runs as a body of its own.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from .armature import _add_rigid
-from .model import MF_C, MF_I, MF_M, MF_PARENT, MF_R, MF_T, MF_TYPE, REVOLUTE
+from .model import JOINT_NQ, MF_C, MF_I, MF_M, MF_PARENT, MF_Q, MF_R, MF_T, MF_TYPE, REVOLUTE
 
 # Round-off allowed in "balanced": products of inertia and the transverse moments' difference
 # relative to the largest moment; the centre's distance from the axis (m).
@@ -101,3 +105,63 @@ def fold(mf: np.ndarray, leaders: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
         flags[r] = 1.0
         spin[r] = moment
     return folded, flags, spin
+
+
+# A spin table line: parent, leader (compact rows), J, axis (3), column, multiplier, and the
+# rotor's position as m_q qbar[src] + offset: src, m_q, offset
+SPIN_WIDTH = 11
+
+
+def compact(folded, flags, spin, A, phi, independent_rows):
+    """The compact tree: (rows (n2, MF_WIDTH), its map A2 (n2, 2) and perm (n2), direct,
+    spin table (n_spin, SPIN_WIDTH)), from :func:`fold`'s result, the tree's maps A (n, 2:
+    column, multiplier per row) and phi (nq, 3: source, multiplier, offset per coordinate)
+    and the row of each reduced column.
+
+    Rows are the unfolded rows in tree order, parents renumbered (a folded row is a leaf, so
+    no kept row hangs from one). perm lists each reduced column's own row, then the other
+    kept rows (the layout of :mod:`.kernels.coordinate_change`). direct: the kept rows are
+    the reduced coordinates, one to one, in order (A and phi the identity on them); their
+    MF_Q then index the reduced q, so the kernels run on (qbar, qbardot) as given, with no
+    change of coordinates. A spin line holds the rotor's parent and leader as compact rows
+    (-1: the world), J, its axis in the parent's frame, its reduced column and multiplier,
+    and its position's source, multiplier and offset (for the bound on its value)."""
+    n = folded.shape[0]
+    kept = [r for r in range(n) if flags[r] == 0.0]
+    index = {r: i for i, r in enumerate(kept)}
+    rows = folded[kept].copy()
+    for i, r in enumerate(kept):
+        parent = int(folded[r, MF_PARENT])
+        rows[i, MF_PARENT] = index[parent] if parent >= 0 else -1.0
+    A2 = np.asarray(A, dtype=np.float64)[kept].copy()
+    own = [index[int(r)] for r in independent_rows]
+    perm = np.array(own + [i for i in range(len(kept)) if i not in set(own)], dtype=np.float64)
+    direct = len(kept) == len(own) and all(
+        int(A2[i, 0]) == i and A2[i, 1] == 1.0 for i in range(len(kept))
+    )
+    if direct:  # positions too: each kept joint's coordinates read straight from qbar
+        for i, r in enumerate(kept):
+            first = int(folded[r, MF_Q])
+            size = JOINT_NQ[int(folded[r, MF_TYPE])]
+            src = phi[first, 0]
+            rows[i, MF_Q] = src
+            direct = direct and all(
+                phi[first + c, 0] == src + c and phi[first + c, 1] == 1.0
+                and phi[first + c, 2] == 0.0
+                for c in range(size)
+            )  # fmt: skip
+    table = np.zeros((int(flags.sum()), SPIN_WIDTH))
+    t = 0
+    for r in range(n):
+        if flags[r] == 0.0:
+            continue
+        parent = int(folded[r, MF_PARENT])
+        leader = int(independent_rows[int(A[r, 0])])
+        axis = folded[r, MF_R : MF_R + 9].reshape(3, 3)[:, 2]
+        q_row = phi[int(folded[r, MF_Q])]
+        table[t] = (index[parent] if parent >= 0 else -1, index[leader], spin[r], *axis,
+                    A[r, 0], A[r, 1], *q_row)  # fmt: skip
+        t += 1
+    if not direct:  # the kept rows read the full tree's q (expanded by the kernels)
+        rows[:, MF_Q] = folded[kept, MF_Q]
+    return rows, A2, perm, direct, table

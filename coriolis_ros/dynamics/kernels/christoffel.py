@@ -57,9 +57,10 @@ sum_k Gamma[:, :, k] qd_k and Gamma_ijk + Gamma_jik = the derivative of M_ij
 along Phi_k still hold, and for single-DoF joints Delta is zero.
 """
 
-from ..model import FREE, MF_PARENT, MF_R, MF_SUB, MF_TYPE
+from ..model import FREE, MF_PARENT, MF_SUB, MF_TYPE
+from ..rotor_fold import SPIN_WIDTH
 from .coriolis_matrix import coordinate
-from .kinematics import check_position, SIZE_OUT, forward_positions, joint_angles, place_body
+from .kinematics import SIZE_OUT, check_position, forward_positions
 from .spatial import (
     WS_STREAM,
     WS_IC,
@@ -92,63 +93,53 @@ def christoffel(mf, q, ws, Gamma):
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
     composite_inertias(mf, ws)
     zero_output(mf, ws, Gamma)
-    sweep(mf, ws, Gamma, ws[0], -1, -1)
+    sweep(mf, ws, Gamma, ws[0], -1)
     if has_multi_dof(mf):
-        multi_dof_terms(mf, ws, Gamma, ws[0], -1, -1)
+        multi_dof_terms(mf, ws, Gamma, ws[0], -1)
     return 0
 
 
 @kernel
-def christoffel_through_map(mf, q, ws, Gbar, amap, a0, f0):
+def christoffel_through_map(mf, q, ws, Gbar, amap, a0, s0):
     """Gbar = A^T-reduced Gamma (Gbar_ijk = sum A_ai A_bj A_ck Gamma_abc) for A's rows at
-    amap[a0:] (:mod:`.coordinate_change`): the sweep adds each entry it computes into its
-    reduced place, so no full-size tensor is formed and only Gbar is zeroed.  mf is the
-    folded tree and amap[f0:] flags its folded rotors (:mod:`..rotor_fold`): the sweep skips
-    them (they carry no mass there) and :func:`spin_terms` adds their spin."""
-    status = check_position(mf, ws, q)
-    if status:
-        return status
-    joint_angles(mf, q, ws)
-    for i in range(mf.shape[0]):  # lines 1-3: IC_i = I_i
-        if amap[f0 + i] != 0.0:  # a folded rotor: no body (and a leaf: nothing placed on it)
-            for c in range(WS_IC, WS_IC + 10):
-                ws[i, c] = 0.0
-        else:
-            place_body(mf, q, ws, i)
+    amap[a0:] (:mod:`.coordinate_change`; a0 < 0: the identity): the sweep adds each entry
+    it computes into its reduced place, so no full-size tensor is formed and only Gbar is
+    zeroed.  mf is the compact tree (:mod:`..rotor_fold`), q the full tree's (checked by the
+    caller); :func:`spin_terms` adds the spin of the folded rotors in the table at amap[s0:]."""
+    forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
     composite_inertias(mf, ws)
     nb = Gbar.shape[0]
     for r in range(nb):
         for s in range(nb):
             for t in range(nb):
                 Gbar[r, s, t] = 0.0
-    sweep(mf, ws, Gbar, amap, a0, f0)
+    sweep(mf, ws, Gbar, amap, a0)
     if has_multi_dof(mf):
-        multi_dof_terms(mf, ws, Gbar, amap, a0, f0)
-    spin_terms(mf, ws, Gbar, amap, a0, f0)
+        multi_dof_terms(mf, ws, Gbar, amap, a0)
+    spin_terms(mf, ws, Gbar, amap, a0, s0)
     return 0
 
 
 @kernel
-def spin_terms(mf, ws, Gbar, amap, a0, f0):
-    """The Christoffel symbols a folded rotor r's spin adds (:mod:`..rotor_fold`), through the
-    map: for rows x != m on the path from the root to r's parent p, t(x, m) = 1/2 J
-    [s_x, s_m, a] (a: the spin axis), Gamma[x, m, r] = Gamma[x, r, m] = t(x, m) and
-    Gamma[r, x, m] = -t(x, m) if m is x, an ancestor of x or a later row of x's joint (m
-    before joint_end(x)), else t(x, m).  Each pair is visited once, m an ancestor of x:
-    t(m, x) = -t(x, m), and u_m = 1/2 J s_m x a is formed once per row (in WS_U)."""
-    n = mf.shape[0]
-    for r in range(n):
-        if amap[f0 + r] == 0.0:
-            continue
-        h = 0.5 * amap[f0 + n + r]
-        e0, e1, e2 = mf[r, MF_R + 2], mf[r, MF_R + 5], mf[r, MF_R + 8]  # axis, parent frame
-        p = int(mf[r, MF_PARENT])
+def spin_terms(mf, ws, Gbar, amap, a0, s0):
+    """The Christoffel symbols the spin of each folded rotor r in the table at amap[s0:]
+    adds (:mod:`..rotor_fold`), through the map: for rows x != m on the path from the root
+    to r's parent p, t(x, m) = 1/2 J [s_x, s_m, a] (a: the spin axis), Gamma[x, m, r] =
+    Gamma[x, r, m] = t(x, m) and Gamma[r, x, m] = -t(x, m) if m is x, an ancestor of x or a
+    later row of x's joint (m before joint_end(x)), else t(x, m); r stands for the rotor's
+    column and multiplier.  Each pair is visited once, m an ancestor of x: t(m, x) =
+    -t(x, m), and u_m = 1/2 J s_m x a is formed once per row (in WS_U)."""
+    for t in range(int(amap[s0])):
+        y = s0 + 1 + SPIN_WIDTH * t
+        p = int(amap[y])
         if p < 0:
             continue  # on the world: a constant M entry, no symbol
+        h = 0.5 * amap[y + 2]
+        e0, e1, e2 = amap[y + 3], amap[y + 4], amap[y + 5]  # the axis in p's frame
+        cr, mr = int(amap[y + 6]), amap[y + 7]
         ax = ws[p, WS_R] * e0 + ws[p, WS_R + 1] * e1 + ws[p, WS_R + 2] * e2
         ay = ws[p, WS_R + 3] * e0 + ws[p, WS_R + 4] * e1 + ws[p, WS_R + 5] * e2
         az = ws[p, WS_R + 6] * e0 + ws[p, WS_R + 7] * e1 + ws[p, WS_R + 8] * e2
-        cr, mr = coordinate(amap, a0, r)
         m = p
         while m >= 0:
             u0, u1, u2 = cross(ws[m, WS_S], ws[m, WS_S + 1], ws[m, WS_S + 2], ax, ay, az)
@@ -181,7 +172,7 @@ def composite_inertias(mf, ws):
 
 
 @kernel
-def sweep(mf, ws, Gamma, amap, a0, f0):
+def sweep(mf, ws, Gamma, amap, a0):
     """Lines 4-21 on IC and the columns in ws, into Gamma (zeroed by the caller), or into
     Gbar = A^T-reduced Gamma through the map (a0 >= 0): each entry Gamma_abc it computes is
     added, times m_a m_b m_c, to Gbar[col a, col b, col c] (:mod:`.coordinate_change`).
@@ -195,8 +186,6 @@ def sweep(mf, ws, Gamma, amap, a0, f0):
     n = mf.shape[0]
     mapped = a0 >= 0
     for k in range(n - 1, -1, -1):  # line 4
-        if f0 >= 0 and amap[f0 + k] != 0.0:
-            continue  # a folded rotor: massless in the folded tree, a leaf (every entry 0)
         kw0, kw1, kw2 = ws[k, WS_S], ws[k, WS_S + 1], ws[k, WS_S + 2]
         ku0, ku1, ku2 = ws[k, WS_S + 3], ws[k, WS_S + 4], ws[k, WS_S + 5]
         # line 5: Btilde = B(Phi_k, IC_k)
@@ -344,14 +333,11 @@ def phi_cross(ws, k, j):
 
 
 @kernel
-def multi_dof_terms(mf, ws, Gamma, amap, a0, fold0):
+def multi_dof_terms(mf, ws, Gamma, amap, a0):
     """Add Delta (module docstring, (1) and (2)); IC holds every row's composite inertia.
-    Through the map when a0 >= 0 (:func:`add3`, as :func:`sweep` adds); the folded rotors
-    flagged at amap[fold0:] (fold0 >= 0) carry no mass and are skipped."""
+    Through the map when a0 >= 0 (:func:`add3`, as :func:`sweep` adds)."""
     n = mf.shape[0]
     for j in range(n):
-        if fold0 >= 0 and amap[fold0 + j] != 0.0:
-            continue
         # (2): Phidot_i . F2_j, F2_j = IC_j Phi_j, for later rows k of a strict ancestor i
         f0, f1, f2, f3, f4, f5 = inertia_times(
             ws, j, WS_IC,

@@ -28,10 +28,12 @@ read as one flat float64 array ``xw`` (:func:`tail`), laid out by
     [nvbar, nqbar | A: n x (column, multiplier) | perm (n): the full row of each
     reduced column, then the mimic rows | phi: nq x (index, multiplier, offset) |
     q (nq) | qd, qdd, three output vectors (n each) | three n x n matrices | one
-    n x n x n tensor | fold: flags (n), J (n), the folded rows (n x MF_WIDTH)]
+    n x n x n tensor | fold: n2, identity, A2 and perm of the compact tree (3 n), the
+    number of spin lines, the spin table (n x SPIN_WIDTH), the compact rows (n x MF_WIDTH)]
 
 The fold part (:mod:`..rotor_fold`, written by :func:`write_fold`) serves C and Gamma only:
-balanced rotors welded to their parents, their spin added in closed form.
+balanced rotors welded to their parents and dropped from the tree (the compact tree of n2
+rows), their spin added in closed form from the spin table.
 
 The products gather the independent rows' entries (perm) and then add the few
 mimic rows' contributions, which is cheaper than scattering every entry.
@@ -45,14 +47,17 @@ kernel and scatters its results into the caller's outputs.
 """
 
 from ..model import MF_WIDTH
+from ..rotor_fold import SPIN_WIDTH
 from .christoffel import christoffel_through_map
 from .coriolis_matrix import sweep
 from .coriolis_times import coriolis_times
 from .coriolis_vectors import coriolis_vectors
 from .crba import mass_matrix
 from .kinematics import (
+    MAX_ABS,
     BAD_Q,
     check_inputs,
+    check_position,
     config_size,
     BAD_QD,
     BAD_QDD,
@@ -79,27 +84,41 @@ _HEAD = 2  # nvbar, nqbar
 @kernel
 def xw_size(n, nq):
     """Length of the flat workspace for a model of n rows and nq coordinates."""
-    return fold_offset(n, nq) + 2 * n + n * MF_WIDTH
+    return fold_offset(n, nq) + 3 + 3 * n + SPIN_WIDTH * n + n * MF_WIDTH
 
 
 @kernel
 def fold_offset(n, nq):
-    """Offset in xw of the fold part: flags (n), J (n), then the folded rows."""
+    """Offset in xw of the fold part (module docstring)."""
     return _HEAD + 3 * n + 3 * nq + nq + 5 * n + 3 * n * n + n * n * n
 
 
-def write_fold(xw, n: int, nq: int, folded, flags, spin) -> None:
-    """Store :func:`..rotor_fold.fold`'s result in xw's fold part."""
+def write_fold(xw, n: int, nq: int, rows, A2, perm, identity: bool, table) -> None:
+    """Store :func:`..rotor_fold.compact`'s result in xw's fold part."""
     f = fold_offset.py_func(n, nq)
-    xw[f : f + n] = flags
-    xw[f + n : f + 2 * n] = spin
-    xw[f + 2 * n : f + 2 * n + n * MF_WIDTH] = folded.reshape(-1)
+    n2 = rows.shape[0]
+    xw[f], xw[f + 1] = n2, 1.0 if identity else 0.0
+    xw[f + 2 : f + 2 + 2 * n2] = A2.reshape(-1)
+    xw[f + 2 + 2 * n2 : f + 2 + 3 * n2] = perm
+    s = f + 2 + 3 * n
+    xw[s] = table.shape[0]
+    xw[s + 1 : s + 1 + table.size] = table.reshape(-1)
+    r = s + 1 + SPIN_WIDTH * n
+    xw[r : r + rows.size] = rows.reshape(-1)
+
+
+@kernel
+def fold_layout(xw, n, nq):
+    """(f, n2, map offset (-1: the identity), spin table offset) of xw's fold part."""
+    f = fold_offset(n, nq)
+    return f, int(xw[f]), -1 if xw[f + 1] != 0.0 else f + 2, f + 2 + 3 * n
 
 
 @view_helper
-def folded_rows(xw, f, n):
-    """The folded model rows (n, MF_WIDTH) in xw's fold part at offset f."""
-    return xw[f + 2 * n : f + 2 * n + n * MF_WIDTH].reshape((n, MF_WIDTH))
+def compact_rows(xw, f, n, n2):
+    """The compact tree's rows (n2, MF_WIDTH) in xw's fold part at offset f."""
+    r = f + 3 + 3 * n + SPIN_WIDTH * n
+    return xw[r : r + n2 * MF_WIDTH].reshape((n2, MF_WIDTH))
 
 
 @kernel
@@ -267,6 +286,14 @@ def reduced_coriolis(mf, qbar, qdbar, ws, M, Mdot, C):
         return SIZE_OUT
     if not disjoint(M, Mdot, C):
         return OVERLAP
+    # Algorithm 1 on the compact tree, the folded rotors' spin from the spin table
+    f, n2, a2, s0 = fold_layout(xw, n, nq)
+    if a2 < 0:  # direct: on (qbar, qbardot) as given; a literal -1 compiles out the map
+        status = check_direct(xw, ws, f, n, n2, s0, qbar, qdbar, True)
+        if status:
+            return status
+        sweep(compact_rows(xw, f, n, n2), qbar, qdbar, ws, M, Mdot, C, xw, -1, True, s0)
+        return 0
     a, p, oq, v, _, _ = offsets(n, nq)
     q, qd = xw[oq : oq + nq], vector(xw, v, n, 0)
     expand_position(xw, p, nq, qbar, q)
@@ -274,8 +301,30 @@ def reduced_coriolis(mf, qbar, qdbar, ws, M, Mdot, C):
     status = check_inputs(mf, ws, q, qd, qd)  # the model, quaternions, overflow of m q
     if status:
         return status
-    f = fold_offset(n, nq)  # Algorithm 1 on the folded tree, written through A
-    sweep(folded_rows(xw, f, n), q, qd, ws, M, Mdot, C, xw, a, True, f)
+    qc = vector(xw, v, n, 1)  # the compact rows' velocities, through the compact map
+    expand_velocity(xw, f + 2, n2, qdbar, qc)
+    sweep(compact_rows(xw, f, n, n2), q, qc, ws, M, Mdot, C, xw, a2, True, s0)
+    return 0
+
+
+@kernel
+def check_direct(xw, ws, f, n, n2, s0, qbar, qdbar, velocity):
+    """What check_inputs finds on the expanded (q, qd), for a direct compact tree: the
+    folded rotors' positions m_q qbar[src] + offset (BAD_Q), the quaternions (on the compact
+    rows, whose MF_Q index qbar), the rotors' velocities m qbardot[column] (BAD_QD, if
+    ``velocity``); qbar and qbardot themselves are checked already."""
+    lines = int(xw[s0])
+    for t in range(lines):
+        y = s0 + 1 + SPIN_WIDTH * t
+        if not abs(xw[y + 9] * qbar[int(xw[y + 8])] + xw[y + 10]) <= MAX_ABS:
+            return BAD_Q
+    status = check_position(compact_rows(xw, f, n, n2), ws, qbar)
+    if status or not velocity:
+        return status
+    for t in range(lines):
+        y = s0 + 1 + SPIN_WIDTH * t
+        if not abs(xw[y + 7] * qdbar[int(xw[y + 6])]) <= MAX_ABS:
+            return BAD_QD
     return 0
 
 
@@ -302,11 +351,19 @@ def christoffel_through_A(mf, qbar, ws, Gamma, method):
     if Gamma.shape[0] != nvbar or Gamma.shape[1] != nvbar or Gamma.shape[2] != nvbar:
         return SIZE_OUT
     a, p, oq, _, _, g = offsets(n, nq)
+    f, n2, a2, s0 = fold_layout(xw, n, nq)
+    if method == 0 and a2 < 0:  # on the compact tree, read straight from qbar, plus the spin
+        status = check_direct(xw, ws, f, n, n2, s0, qbar, qbar, False)
+        if status:
+            return status
+        return christoffel_through_map(compact_rows(xw, f, n, n2), qbar, ws, Gamma, xw, -1, s0)
     q = xw[oq : oq + nq]
     expand_position(xw, p, nq, qbar, q)
     if method == 0:  # Algorithm 2, each entry written through A: no full-size tensor
-        f = fold_offset(n, nq)  # on the folded tree (same rows), its rotors' spin added
-        return christoffel_through_map(folded_rows(xw, f, n), q, ws, Gamma, xw, a, f)
+        status = check_position(mf, ws, q)
+        if status:
+            return status
+        return christoffel_through_map(compact_rows(xw, f, n, n2), q, ws, Gamma, xw, a2, s0)
     Gf = xw[g : g + n * n * n].reshape((n, n, n))
     status = christoffel_safeea(mf, q, ws, Gf)
     if status:

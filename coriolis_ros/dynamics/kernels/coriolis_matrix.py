@@ -25,7 +25,8 @@ The cluster's diagonal is C_kk + N^2 C_rr: rotor and link are siblings, so the t
 no C_kr.  A rotor costs the per-body lines 2-15, not a second walk up the tree.
 """
 
-from ..model import MF_PARENT, MF_R
+from ..model import MF_PARENT
+from ..rotor_fold import SPIN_WIDTH
 from .kinematics import (
     check_inputs,
     OVERLAP,
@@ -146,20 +147,19 @@ def put(X, i, j, w, value, mapped):
 
 
 @body_step
-def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, f0):
+def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, s0):
     """Algorithm 1 on checked inputs, into (A^T) M (A) etc. (see :func:`put`).
 
     ``zero``: first set M, Mdot and C to zero.  Without it the entries the sweep does not
     write (i and j on no common root path) keep their values: a buffer reused for the same
-    model, zeroed once, needs no zeroing again (:func:`coriolis_lanes`).  ``f0`` >= 0 (with
-    a map): the rows flagged at amap[f0:] are balanced rotors folded into their parents
-    (mf is the folded tree, :mod:`..rotor_fold`), each handled by :func:`spin_rotor`."""
+    model, zeroed once, needs no zeroing again (:func:`coriolis_lanes`).  ``s0`` >= 0: mf is
+    a compact tree whose folded rotors are the spin table at amap[s0:] (:mod:`..rotor_fold`,
+    :func:`spin_clusters`)."""
     n = mf.shape[0]
     mapped = a0 >= 0
+    clusters = mapped or s0 >= 0
     joint_angles(mf, q, ws)
     for i in range(n):  # lines 2-7, with IC_i = I_i written by place_body
-        if f0 >= 0 and amap[f0 + i] != 0.0:
-            continue  # a folded rotor: no body of its own to place, move or factor
         place_body(mf, q, ws, i)
         move_body(mf, qd, ws, i)  # lines 3-4
         # line 6: BC_i = B(v_i, I_i)
@@ -172,7 +172,7 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, f0):
         ws[i, WS_BP + 3], ws[i, WS_BP + 4], ws[i, WS_BP + 5] = p10, p11, p12
         ws[i, WS_BP + 6], ws[i, WS_BP + 7], ws[i, WS_BP + 8] = p20, p21, p22
         ws[i, WS_BL], ws[i, WS_BL + 1], ws[i, WS_BL + 2] = lx, ly, lz
-        if mapped:  # no cluster member has joined row i's walk yet
+        if clusters:  # no cluster member has joined row i's walk yet
             for c in range(WS_CLUSTER, WS_CLUSTER + 15):
                 ws[i, c] = 0.0 * lx
 
@@ -183,10 +183,10 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, f0):
                 Mdot[r, c] = 0.0
                 C[r, c] = 0.0
 
+    if s0 >= 0:
+        spin_clusters(mf, qd, ws, M, amap, s0)
+
     for j in range(n - 1, -1, -1):  # line 8
-        if f0 >= 0 and amap[f0 + j] != 0.0:
-            spin_rotor(mf, qd, ws, M, amap, a0, f0, j)
-            continue
         sw0, sw1, sw2 = ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2]
         su0, su1, su2 = ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5]
         # line 10: F2 = IC_j Phi_j
@@ -235,6 +235,7 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, f0):
                     add_rows(ws, b, j, WS_IC, 10)
                     add_rows(ws, b, j, WS_BP, 12)
                 continue
+        if clusters:
             # the cluster's F: m_j F_j plus what its rotors added; the walk's weights m_i
             x = WS_CLUSTER
             f10, f11 = mj * f10 + ws[j, x], mj * f11 + ws[j, x + 1]
@@ -266,40 +267,46 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, f0):
         if b >= 0:  # lines 24-25
             add_rows(ws, b, j, WS_IC, 10)
             add_rows(ws, b, j, WS_BP, 12)
+    if s0 >= 0:
+        for t in range(int(amap[s0])):  # the rotors' N^2 J on M's diagonal
+            x = s0 + 1 + SPIN_WIDTH * t
+            m = amap[x + 7]
+            M[int(amap[x + 6]), int(amap[x + 6])] += m * m * amap[x + 2]
 
 
 @body_step
-def spin_rotor(mf, qd, ws, M, amap, a0, f0, j):
-    """A folded rotor j (:mod:`..rotor_fold`): its leader's cluster sums += m_j (F1, F2, F3)
-    with F1 = (1/2 J w_p x a, 0), F2 = (J a, 0), F3 = 1/2 J w_p x a; BC_p += qd_j B(S_j, I_j),
-    whose only nonzero block is P = -1/2 J (a x); and M's diagonal += m_j^2 J (C_jj and
-    Mdot_jj are zero)."""
-    n = mf.shape[0]
-    spin = amap[f0 + n + j]
-    e0, e1, e2 = mf[j, MF_R + 2], mf[j, MF_R + 5], mf[j, MF_R + 8]  # the axis, parent frame
-    b = int(mf[j, MF_PARENT])
-    wx, wy, wz = 0.0, 0.0, 0.0
-    a0_, a1_, a2_ = e0, e1, e2
-    if b >= 0:
-        a0_ = ws[b, WS_R] * e0 + ws[b, WS_R + 1] * e1 + ws[b, WS_R + 2] * e2
-        a1_ = ws[b, WS_R + 3] * e0 + ws[b, WS_R + 4] * e1 + ws[b, WS_R + 5] * e2
-        a2_ = ws[b, WS_R + 6] * e0 + ws[b, WS_R + 7] * e1 + ws[b, WS_R + 8] * e2
-        wx, wy, wz = ws[b, WS_V], ws[b, WS_V + 1], ws[b, WS_V + 2]
-    cj, mj = coordinate(amap, a0, j)
-    M[cj, cj] += mj * mj * spin
-    h = 0.5 * spin
-    g0, g1, g2 = cross(wx, wy, wz, a0_, a1_, a2_)
-    g0, g1, g2 = h * g0, h * g1, h * g2
-    add_cluster(ws, cluster_leader(mf, amap, a0, j), mj, g0, g1, g2, 0.0, 0.0, 0.0,
-                spin * a0_, spin * a1_, spin * a2_, 0.0, 0.0, 0.0, g0, g1, g2)  # fmt: skip
-    if b >= 0:  # P_b += k (a x), k = -1/2 J qd_j
-        k = -h * qd[j]
-        ws[b, WS_BP + 1] -= k * a2_
-        ws[b, WS_BP + 2] += k * a1_
-        ws[b, WS_BP + 3] += k * a2_
-        ws[b, WS_BP + 5] -= k * a0_
-        ws[b, WS_BP + 6] -= k * a1_
-        ws[b, WS_BP + 7] += k * a0_
+def spin_clusters(mf, qd, ws, M, amap, s0):
+    """Each folded rotor of the spin table at amap[s0:] (:mod:`..rotor_fold`; parent p,
+    leader k, moment J, axis e in p's frame, column c, multiplier m): k's cluster sums +=
+    m (F1, F2, F3) with F1 = (1/2 J w_p x a, 0), F2 = (J a, 0), F3 = 1/2 J w_p x a; BC_p +=
+    qd_r B(S_r, I_r), whose only nonzero block is P = -1/2 J (a x), qd_r = m qd_k.  (Its
+    M[c, c] += m^2 J comes after the sweep, which may write that entry by assignment; C_rr
+    and Mdot_rr are zero.)"""
+    for t in range(int(amap[s0])):
+        x = s0 + 1 + SPIN_WIDTH * t
+        b, k, spin = int(amap[x]), int(amap[x + 1]), amap[x + 2]
+        e0, e1, e2 = amap[x + 3], amap[x + 4], amap[x + 5]
+        m = amap[x + 7]  # (its column, amap[x + 6], is for M's diagonal: after the sweep)
+        wx, wy, wz = 0.0, 0.0, 0.0
+        a0, a1, a2 = e0, e1, e2
+        if b >= 0:
+            a0 = ws[b, WS_R] * e0 + ws[b, WS_R + 1] * e1 + ws[b, WS_R + 2] * e2
+            a1 = ws[b, WS_R + 3] * e0 + ws[b, WS_R + 4] * e1 + ws[b, WS_R + 5] * e2
+            a2 = ws[b, WS_R + 6] * e0 + ws[b, WS_R + 7] * e1 + ws[b, WS_R + 8] * e2
+            wx, wy, wz = ws[b, WS_V], ws[b, WS_V + 1], ws[b, WS_V + 2]
+        h = 0.5 * spin
+        g0, g1, g2 = cross(wx, wy, wz, a0, a1, a2)
+        g0, g1, g2 = h * g0, h * g1, h * g2
+        add_cluster(ws, k, m, g0, g1, g2, 0.0, 0.0, 0.0,
+                    spin * a0, spin * a1, spin * a2, 0.0, 0.0, 0.0, g0, g1, g2)  # fmt: skip
+        if b >= 0:  # P_b += s (a x), s = -1/2 J qd_r
+            s = -h * m * qd[k]
+            ws[b, WS_BP + 1] -= s * a2
+            ws[b, WS_BP + 2] += s * a1
+            ws[b, WS_BP + 3] += s * a2
+            ws[b, WS_BP + 5] -= s * a0
+            ws[b, WS_BP + 6] -= s * a1
+            ws[b, WS_BP + 7] += s * a0
 
 
 @body_step
