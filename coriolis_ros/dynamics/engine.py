@@ -98,8 +98,10 @@ class Engine:
             self._independent_rows = rows
             parents = self.mf_store[:, MF_PARENT]
             self._leaders = np.full(n, -1, dtype=np.int64)
+            self._followers = np.zeros(n, dtype=bool)
             for r in range(n):
                 k = rows[int(self.cmap.A[r, 0])]
+                self._followers[r] = k != r
                 if k < r and parents[k] == parents[r]:
                     self._leaders[r] = k
             self.refold()
@@ -117,7 +119,7 @@ class Engine:
         if self.cmap is None:
             return
         n = self.tree.nv
-        folded, flags, spin = fold(self.mf_store, self._leaders)
+        folded, flags, spin = fold(self.mf_store, self._leaders, self._followers)
         rows, A2, perm, identity, table = compact(
             folded, flags, spin, self.cmap.A, self.cmap.phi, self._independent_rows
         )

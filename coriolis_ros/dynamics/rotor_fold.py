@@ -72,12 +72,15 @@ def balanced(row: np.ndarray) -> float | None:
     return float(inertia[2, 2])
 
 
-def fold(mf: np.ndarray, leaders: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def fold(mf: np.ndarray, leaders: np.ndarray, followers: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """(folded mf, fold flags (n), J (n)) for a tree's packed rows ``mf`` and, per row, its
-    cluster leader (the row whose ancestor walk it joins, or -1).
+    cluster leader (the row whose ancestor walk it joins, or -1) and whether it follows
+    another row (a coupled or mimic row).
 
-    A row r is folded if it has a leader, is revolute, has no child rows and is balanced:
-    its body (mass, centre, inertia) is welded to its parent's body as it sits at angle 0 (to
+    A row r is folded if it follows, hangs from its leader's parent or from the world (the
+    armature model's spinning discs), is revolute, has no child rows and is balanced: its
+    body (mass, centre, inertia) is welded to its parent's body as it sits at angle 0 (to
     none on the world) and zeroed in its own row; flags[r] = 1 and J[r] its spin moment.
     """
     n = mf.shape[0]
@@ -88,7 +91,9 @@ def fold(mf: np.ndarray, leaders: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     has_child = np.zeros(n, dtype=bool)
     has_child[parents[parents >= 0]] = True
     for r in range(n):
-        if leaders[r] < 0 or int(mf[r, MF_TYPE]) != REVOLUTE or has_child[r]:
+        if not followers[r] or (leaders[r] < 0 and parents[r] >= 0):
+            continue
+        if int(mf[r, MF_TYPE]) != REVOLUTE or has_child[r]:
             continue
         moment = balanced(mf[r])
         if moment is None:

@@ -574,6 +574,9 @@ def test_the_arm_folds_its_seven_rotors_and_set_inertial_parameters_refolds():
     assert_close(dyn.christoffel(Q[0]), fresh.christoffel(Q[0]), 1e-13, "Gamma balanced again")
     clone = dyn.clone()
     assert clone.engine.folded_rows == dyn.engine.folded_rows
+    # the armature model's spinning discs hang from the world: folded too (their M entry)
+    armature = Dynamics.from_urdf(text, rotor_model="armature")
+    assert len(armature.engine.folded_rows) == 7
 
 
 def test_balanced_tolerance_both_sides():

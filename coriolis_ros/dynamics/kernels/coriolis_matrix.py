@@ -297,6 +297,8 @@ def spin_clusters(mf, qd, ws, M, amap, s0):
         h = 0.5 * spin
         g0, g1, g2 = cross(wx, wy, wz, a0, a1, a2)
         g0, g1, g2 = h * g0, h * g1, h * g2
+        if b < 0:
+            continue  # on the world: no ancestor to walk, only M's diagonal (below)
         add_cluster(ws, k, m, g0, g1, g2, 0.0, 0.0, 0.0,
                     spin * a0, spin * a1, spin * a2, 0.0, 0.0, 0.0, g0, g1, g2)  # fmt: skip
         if b >= 0:  # P_b += s (a x), s = -1/2 J qd_r
