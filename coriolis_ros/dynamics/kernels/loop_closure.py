@@ -480,15 +480,6 @@ def qr_solve(Q, perm, vhead, beta, rank, b, y, x):
         x[perm[c]] = y[c]
 
 
-@njit(**_OPTS)
-def least_squares(K, b, rtol, x, Q, perm, norms, vhead, beta, y):
-    """x minimizing |K x - b| (:func:`qr_factor` then :func:`qr_solve`); returns the pivot
-    ratio of :func:`qr_factor`."""
-    rank, ratio = qr_factor(K, Q, perm, norms, vhead, beta, rtol)
-    qr_solve(Q, perm, vhead, beta, rank, b, y, x)
-    return ratio
-
-
 # ---------------------------------------------------------------------- Newton
 
 
@@ -503,8 +494,8 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
            rank_rtol, R, t, S, r, info, s3, s6, K, Q, perm, norms, vhead, beta, y, step,
            trial, r_trial):  # fmt: skip
     """Close the loops by moving q's dependent joints (damped Newton, at most ``max_step``
-    per joint per step, halved until phi shrinks; then up to two plain polishing steps kept
-    while they shrink phi).  Returns (CLOSED, NOT_CLOSED or NOT_FINITE, rank): max |phi| in
+    per joint per step, halved until phi shrinks; then one polishing step kept if it shrinks
+    phi).  Returns (CLOSED, NOT_CLOSED or NOT_FINITE, rank): max |phi| in
     info[0], phi in r, the placements of q in R, t, S; rank >= 0 when Q holds the QR of K at
     the resulting q (:func:`qr_factor` with rank_rtol), else -1.  K, Q (m x nz), perm, norms,
     vhead, beta, step (nz), y, r_trial (m), trial (nq) are scratch."""
@@ -512,6 +503,7 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
     nz = dependent.shape[0]
     size = residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3)
     info[0] = size
+    chord_rank = -1  # >= 0 once Q holds the factorization of a Newton step of this call
     for _ in range(max_steps):
         if not math.isfinite(size):
             info[0] = size
@@ -519,7 +511,8 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
         if size <= tol:
             break
         jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
-        least_squares(K, r, rank_rtol, step, Q, perm, norms, vhead, beta, y)
+        chord_rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
+        qr_solve(Q, perm, vhead, beta, chord_rank, r, y, step)
         biggest = 0.0
         for c in range(nz):
             biggest = max(biggest, abs(step[c]))
@@ -544,22 +537,26 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
         if not size <= tol:
             info[0] = size
             return (NOT_CLOSED if math.isfinite(size) else NOT_FINITE), -1
+    # Polish: one more step, kept if it shrinks phi.  After a Newton step it is a chord
+    # step, with that step's factorization (K at the iterate before q, so the error still
+    # shrinks by about the last step's size); if q was closed on entry, a plain Newton step.
     rank = -1
-    for _ in range(2):  # polish: plain Newton steps kept while they shrink phi
+    if chord_rank < 0:
         jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
-        rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
-        qr_solve(Q, perm, vhead, beta, rank, r, y, step)
-        _copy(q, trial)
-        for c in range(nz):
-            trial[qi[dependent[c]]] -= step[c]
-        new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3)
-        if not new < size:
-            break  # q stays, and Q is its factorization
+        chord_rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
+        rank = chord_rank  # Q is q's factorization unless the step is taken
+    qr_solve(Q, perm, vhead, beta, chord_rank, r, y, step)
+    _copy(q, trial)
+    for c in range(nz):
+        trial[qi[dependent[c]]] -= step[c]
+    new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3)
+    if new < size:  # R, t, S are the result's
         _copy(trial, q)
         _copy(r_trial, r)
         size = new
         rank = -1
-    placements(tree_i, tree_f, q, R, t, S)  # leave the placements of the result
+    else:
+        placements(tree_i, tree_f, q, R, t, S)  # leave the placements of the result
     info[0] = size
     return CLOSED, rank
 
