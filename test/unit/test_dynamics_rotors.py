@@ -182,16 +182,22 @@ def test_datasheet_rotors_equal_the_same_rotors_written_in_the_urdf():
 def test_quadruped_with_datasheet_rotors_matches_the_reduced_spanning_tree(root_joint):
     text = robot_urdf("quadruped12")
     dyn = Dynamics.from_urdf(text, root_joint=root_joint, rotors=QUADRUPED_ROTORS)
-    tree_text, followers = with_rotor_links(text, QUADRUPED_ROTORS)
+    _, followers = with_rotor_links(text, QUADRUPED_ROTORS)
     ours = {k: v for k, v in dyn.coupled_joints.items()}
     assert {f"test_rotor_{v[0]}" for v in ours.values()} == set(followers)
     # the reference names its rotor joints test_rotor_<joint>, the library <joint>_rotor
+    compare_quadruped(dyn, QUADRUPED_ROTORS, root_joint, 12, 2, f"quadruped {root_joint}")
+
+
+def compare_quadruped(dyn, rotors, root_joint, seed, states, label):
+    """compare() at random states against the quadruped's spanning tree with ``rotors``."""
+    tree_text, followers = with_rotor_links(robot_urdf("quadruped12"), rotors)
     ref = Reduced(tree_text, followers, dyn.joint_names, root_joint)
-    rng = np.random.default_rng(12)
-    for s in range(2):
+    rng = np.random.default_rng(seed)
+    for s in range(states):
         qbar = random_configuration(dyn, rng, unit=True)
         v, a = rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv)
-        compare(dyn, ref, qbar, v, a, f"quadruped {root_joint} {s}")
+        compare(dyn, ref, qbar, v, a, f"{label} {s}")
 
 
 def test_identities_and_finite_differences_on_the_arm_with_rotors():
@@ -513,13 +519,7 @@ def test_quadruped_with_balanced_rotors_folded_matches_the_reduced_spanning_tree
     text = robot_urdf("quadruped12")
     dyn = Dynamics.from_urdf(text, root_joint=root_joint, rotors=BALANCED)
     assert len(folded_names(dyn)) == 12
-    tree_text, followers = with_rotor_links(text, BALANCED)
-    ref = Reduced(tree_text, followers, dyn.joint_names, root_joint)
-    rng = np.random.default_rng(21)
-    for s in range(2):
-        qbar = random_configuration(dyn, rng, unit=True)
-        v, a = rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv)
-        compare(dyn, ref, qbar, v, a, f"quadruped {root_joint} folded {s}")
+    compare_quadruped(dyn, BALANCED, root_joint, 21, 2, f"quadruped {root_joint} folded")
 
 
 def test_unbalanced_rotors_are_not_folded_and_a_mix_matches_the_spanning_tree():
@@ -531,11 +531,7 @@ def test_unbalanced_rotors_are_not_folded_and_a_mix_matches_the_spanning_tree():
              for k, name in enumerate(sorted(QUADRUPED_ROTORS))}  # fmt: skip
     dyn = Dynamics.from_urdf(text, root_joint="floating", rotors=mixed)
     assert len(folded_names(dyn)) == 6
-    tree_text, followers = with_rotor_links(text, mixed)
-    ref = Reduced(tree_text, followers, dyn.joint_names, "floating")
-    rng = np.random.default_rng(22)
-    qbar = random_configuration(dyn, rng, unit=True)
-    compare(dyn, ref, qbar, rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv), "mixed")
+    compare_quadruped(dyn, mixed, "floating", 22, 1, "mixed")
 
 
 def test_the_arm_folds_its_seven_rotors_and_set_inertial_parameters_refolds():
