@@ -13,6 +13,7 @@ back. A mutant is killed when the tests fail (or time out), survives when they p
     python scripts/mutation.py                       # every target below
     python scripts/mutation.py --module stream/joint_state_buffer.py [--max 50]
     python scripts/mutation.py --list                # the targets and their tests
+    python scripts/mutation.py --module M --survivors old-report.json  # its survivors only
 
 Lines marked ``# pragma: no mutate`` are skipped, and so are docstrings and the text of
 messages (strings are never mutated). The score is killed / (killed + survived); the
@@ -258,7 +259,9 @@ def run_tests(tests, timeout: float) -> tuple[bool, float]:
     return passed, time.monotonic() - start
 
 
-def run_module(module: str, tests: list, limit: int | None, log, equivalents=None) -> dict:
+def run_module(
+    module: str, tests: list, limit: int | None, log, equivalents=None, previous=None
+) -> dict:
     target = installed(module)
     source = (ROOT / "coriolis_ros" / module).read_text()
     if target.read_text() != source:
@@ -268,6 +271,14 @@ def run_module(module: str, tests: list, limit: int | None, log, equivalents=Non
     found = sites(tree, lines)
     if limit is not None:
         found = found[:limit]
+    earlier = 0  # killed in the previous run (--survivors)
+    if previous is not None:
+        if previous["mutants"] != len(found):
+            raise SystemExit(
+                f"{module}: the previous report has another source ({previous['mutants']} mutants)"
+            )
+        found = [site for site in found if describe(site, lines, tree) in previous["survived"]]
+        earlier = previous["killed"]
     tests = [t for t in tests if (ROOT / t).exists()]
     original = target.read_bytes()
     target.write_text(ast.unparse(tree))  # the baseline: the unparsed original must pass
@@ -276,9 +287,10 @@ def run_module(module: str, tests: list, limit: int | None, log, equivalents=Non
         if not ok:
             raise SystemExit(f"{module}: the tests fail on the unmutated module")
         timeout = max(30.0, 3 * seconds)
-        log(f"{module}: {len(found)} mutants, tests {seconds:.1f} s unmutated")
+        again = f" (the survivors of {previous['mutants']})" if previous else ""
+        log(f"{module}: {len(found)} mutants{again}, tests {seconds:.1f} s unmutated")
         equivalents = {k[1:]: v for k, v in (equivalents or {}).items() if k[0] == module}
-        killed, survived, equivalent, listed_killed = 0, [], [], []
+        killed, survived, equivalent, listed_killed = earlier, [], [], []
         for n, site in enumerate(found, 1):
             target.write_text(mutate(tree, site))
             passed, _ = run_tests(tests, timeout)
@@ -322,6 +334,11 @@ def main(argv=None) -> int:
         default=str(ROOT / EQUIVALENTS),
         help="the equivalent mutants' list (module | line:column | mutation | reason)",
     )
+    parser.add_argument(
+        "--survivors",
+        help="a previous --report of the same source: run only its survivors (tests were "
+        "added since, the module is unchanged: a killed mutant stays killed)",
+    )
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     # Interrupted (Ctrl-C, or SIGTERM from a job control): unwind, so `finally` puts the
@@ -345,7 +362,12 @@ def main(argv=None) -> int:
         tests = args.tests or TARGETS.get(module)
         if not tests:
             raise SystemExit(f"no tests known for {module}: pass --tests")
-        report[module] = run_module(module, tests, args.max, log, equivalents)
+        previous = None
+        if args.survivors:
+            previous = json.loads(Path(args.survivors).read_text()).get(module)
+            if previous is None:
+                raise SystemExit(f"{args.survivors} has no run of {module}")
+        report[module] = run_module(module, tests, args.max, log, equivalents, previous)
         Path(args.report).write_text(json.dumps(report, indent=1))
     killed = sum(r["killed"] for r in report.values())
     total = sum(r["mutants"] for r in report.values())
