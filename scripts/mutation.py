@@ -13,10 +13,19 @@ back. A mutant is killed when the tests fail (or time out), survives when they p
     python scripts/mutation.py                       # every target below
     python scripts/mutation.py --module stream/joint_state_buffer.py [--max 50]
     python scripts/mutation.py --list                # the targets and their tests
+    python scripts/mutation.py --module M --survivors old-report.json  # its survivors only
 
 Lines marked ``# pragma: no mutate`` are skipped, and so are docstrings and the text of
 messages (strings are never mutated). The score is killed / (killed + survived); the
-surviving mutants are printed with their line, to be killed by a test or shown equivalent.
+surviving mutants are printed with their line and column, to be killed by a test or shown
+equivalent. Equivalent mutants (no program behaviour can differ) are listed, each with its
+reason, in ``test/mutation_equivalents.txt`` (``--equivalents``), one a line::
+
+    stream/base_state.py | 90:11 | comparison -> GtE | the norm is never exactly 1 + 1e-3
+
+A survivor listed there is reported as equivalent, and the score excluding them,
+killed / (killed + survived - equivalent), is printed too. An entry that matches no mutant
+(the code moved) or a killed one is reported, so the list stays true.
 Results go to ``mutation-report.json`` (``--report``). If the run is interrupted, the
 original module is restored (``make install`` restores every module too).
 """
@@ -38,12 +47,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = "test/unit/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
 FOLLOWERS = "test/unit/test_stream_follower_bounds.py"  # the followers' bound, fast too
+EQUIVALENTS = "test/mutation_equivalents.txt"
 BUFFER_TESTS = [UNITS, FOLLOWERS, "test/unit/test_offline_bag_stream.py",
                 "test/unit/test_bag_equals_node.py"]  # fmt: skip
 DYNAMICS_TESTS = [
-    "test/unit/test_dynamics_input_edges.py",
-    "test/unit/test_finite_urdf.py",
+    "test/packaging/test_urdf_hygiene.py",  # urdf_checks' own: xacro, paths, inertia warnings
     "test/unit/test_dynamics_urdf_errors.py",
+    "test/unit/test_finite_urdf.py",
+    "test/unit/test_dynamics_input_edges.py",
     "test/unit/test_dynamics_api.py",
     "test/unit/test_momentum_observer.py",
 ]
@@ -58,10 +69,12 @@ TARGETS = {
                              "test/unit/test_offline_bag_base.py"],
     "stream/odometry_wire.py": ["test/integration/test_node_odometry_wire.py",
                                 "test/unit/test_node_base_state.py"],
-    "stream/loop_check.py": ["test/unit/test_node_loops.py", "test/unit/test_node_units.py"],
+    "stream/loop_check.py": [UNITS, "test/unit/test_node_loops.py", "test/unit/test_node_units.py"],
     "dynamics/urdf_checks.py": DYNAMICS_TESTS,
     "dynamics/observer.py": ["test/unit/test_momentum_observer.py",
-                             "test/unit/test_node_observer_feed.py"],
+                             "test/unit/test_node_observer_feed.py",
+                             "test/unit/test_dynamics_loops.py::"
+                             "test_momentum_observer_finds_an_external_torque_on_a_closed_chain"],
     "dynamics/budgets.py": ["test/unit/test_budgets.py"],
 }  # fmt: skip
 
@@ -169,20 +182,65 @@ def _parent(tree, child):
     raise LookupError("no parent")
 
 
-def describe(site, source_lines) -> str:
-    _, kind, detail, line = site
-    text = source_lines[line - 1].strip() if line else ""
+def what(site) -> str:
+    """The mutation in words, e.g. ``comparison -> GtE``."""
+    _, kind, detail, _ = site
     if kind == "compare":
-        what = f"comparison -> {detail[1].__name__}"
-    elif kind == "binary":
-        what = f"operator -> {detail.__name__}"
-    elif kind == "boolop":
-        what = f"-> {detail.__name__}"
-    elif kind == "const":
-        what = f"constant -> {detail!r}"
-    else:
-        what = {"not": "`not` removed", "return": "returns None"}[kind]
-    return f"line {line}: {what}: {text[:90]}"
+        return f"comparison -> {detail[1].__name__}"
+    if kind == "binary":
+        return f"operator -> {detail.__name__}"
+    if kind == "boolop":
+        return f"-> {detail.__name__}"
+    if kind == "const":
+        return f"constant -> {detail!r}"
+    return {"not": "`not` removed", "return": "returns None"}[kind]
+
+
+def where(site, tree) -> str:
+    """``line:column`` of the mutated node."""
+    node = next(n for k, n in enumerate(ast.walk(tree)) if k == site[0])
+    return f"{site[3]}:{getattr(node, 'col_offset', 0)}"
+
+
+def describe(site, source_lines, tree) -> str:
+    line = site[3]
+    text = source_lines[line - 1].strip() if line else ""
+    return f"line {where(site, tree)}: {what(site)}: {text[:90]}"
+
+
+def read_equivalents(path: Path) -> dict[tuple[str, str, str], str]:
+    """{(module, line:column, mutation): reason} from ``path`` ('#' starts a comment)."""
+    out = {}
+    if not path.exists():
+        return out
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        fields = [f.strip() for f in text.split("|", 3)]
+        if len(fields) != 4 or not all(fields):
+            raise SystemExit(f"{path}:{n}: expected 'module | line:column | mutation | reason'")
+        out[tuple(fields[:3])] = fields[3]
+    return out
+
+
+def stale_equivalents(equivalents: dict) -> list[str]:
+    """The entries of ``equivalents`` that name no target or no mutant of its source now."""
+    keys: dict[str, set] = {}
+    stale = []
+    for module, at, mutation in equivalents:
+        if module not in keys:
+            path = ROOT / "coriolis_ros" / module
+            if module not in TARGETS or not path.exists():
+                stale.append(f"{module}: not a target")
+                keys[module] = set()
+                continue
+            source = path.read_text()
+            tree = ast.parse(source)
+            keys[module] = {(where(s, tree), what(s)) for s in sites(tree, source.splitlines())}
+        if (at, mutation) not in keys[module]:
+            stale.append(f"{module}: no mutant {mutation} at {at}")
+    return stale
 
 
 def installed(module: str) -> Path:
@@ -204,7 +262,9 @@ def run_tests(tests, timeout: float) -> tuple[bool, float]:
     return passed, time.monotonic() - start
 
 
-def run_module(module: str, tests: list, limit: int | None, log) -> dict:
+def run_module(
+    module: str, tests: list, limit: int | None, log, equivalents=None, previous=None
+) -> dict:
     target = installed(module)
     source = (ROOT / "coriolis_ros" / module).read_text()
     if target.read_text() != source:
@@ -214,7 +274,15 @@ def run_module(module: str, tests: list, limit: int | None, log) -> dict:
     found = sites(tree, lines)
     if limit is not None:
         found = found[:limit]
-    tests = [t for t in tests if (ROOT / t).exists()]
+    earlier = 0  # killed in the previous run (--survivors)
+    if previous is not None:
+        if previous["mutants"] != len(found):
+            raise SystemExit(
+                f"{module}: the previous report has another source ({previous['mutants']} mutants)"
+            )
+        found = [site for site in found if describe(site, lines, tree) in previous["survived"]]
+        earlier = previous["killed"]
+    tests = [t for t in tests if (ROOT / t.split("::")[0]).exists()]  # a file or a test in one
     original = target.read_bytes()
     target.write_text(ast.unparse(tree))  # the baseline: the unparsed original must pass
     try:
@@ -222,22 +290,40 @@ def run_module(module: str, tests: list, limit: int | None, log) -> dict:
         if not ok:
             raise SystemExit(f"{module}: the tests fail on the unmutated module")
         timeout = max(30.0, 3 * seconds)
-        log(f"{module}: {len(found)} mutants, tests {seconds:.1f} s unmutated")
-        killed, survived = 0, []
+        again = f" (the survivors of {previous['mutants']})" if previous else ""
+        log(f"{module}: {len(found)} mutants{again}, tests {seconds:.1f} s unmutated")
+        equivalents = {k[1:]: v for k, v in (equivalents or {}).items() if k[0] == module}
+        killed, survived, equivalent, listed_killed = earlier, [], [], []
         for n, site in enumerate(found, 1):
             target.write_text(mutate(tree, site))
             passed, _ = run_tests(tests, timeout)
+            key = (where(site, tree), what(site))
             if passed:
-                survived.append(describe(site, lines))
-                log(f"  [{n}/{len(found)}] SURVIVED {survived[-1]}")
+                survived.append(describe(site, lines, tree))
+                reason = equivalents.get(key)
+                if reason is None:
+                    log(f"  [{n}/{len(found)}] SURVIVED {survived[-1]}")
+                else:
+                    equivalent.append(f"{survived[-1]} -- equivalent: {reason}")
+                    log(f"  [{n}/{len(found)}] survived, equivalent: {survived[-1]}")
             else:
                 killed += 1
+                if key in equivalents:
+                    listed_killed.append(describe(site, lines, tree))
     finally:
         target.write_bytes(original)
+    for text in listed_killed:
+        log(f"  equivalents list: KILLED, not equivalent: {text}")
     total = killed + len(survived)
     score = killed / total if total else 1.0
     log(f"{module}: killed {killed} of {total} ({100 * score:.1f} %)")
-    return {"mutants": total, "killed": killed, "score": score, "survived": survived}
+    rest = total - len(equivalent)
+    score_rest = killed / rest if rest else 1.0
+    if equivalent:
+        log(f"{module}: {len(equivalent)} survivor(s) equivalent; killed {killed} of {rest} "
+            f"others ({100 * score_rest:.1f} %)")  # fmt: skip
+    return {"mutants": total, "killed": killed, "score": score, "survived": survived,
+            "equivalent": equivalent, "score_excluding_equivalent": score_rest}  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -246,6 +332,16 @@ def main(argv=None) -> int:
     parser.add_argument("--tests", nargs="+", help="test files (default: the module's)")
     parser.add_argument("--max", type=int, help="at most this many mutants per module")
     parser.add_argument("--report", default="mutation-report.json")
+    parser.add_argument(
+        "--equivalents",
+        default=str(ROOT / EQUIVALENTS),
+        help="the equivalent mutants' list (module | line:column | mutation | reason)",
+    )
+    parser.add_argument(
+        "--survivors",
+        help="a previous --report of the same source: run only its survivors (tests were "
+        "added since, the module is unchanged: a killed mutant stays killed)",
+    )
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     # Interrupted (Ctrl-C, or SIGTERM from a job control): unwind, so `finally` puts the
@@ -261,16 +357,31 @@ def main(argv=None) -> int:
     def log(text):
         print(text, flush=True)
 
+    equivalents = read_equivalents(Path(args.equivalents))
+    for text in stale_equivalents(equivalents):
+        log(f"equivalents list, stale entry: {text}")
     report = {}
     for module in modules:
         tests = args.tests or TARGETS.get(module)
         if not tests:
             raise SystemExit(f"no tests known for {module}: pass --tests")
-        report[module] = run_module(module, tests, args.max, log)
+        previous = None
+        if args.survivors:
+            previous = json.loads(Path(args.survivors).read_text()).get(module)
+            if previous is None:
+                raise SystemExit(f"{args.survivors} has no run of {module}")
+        report[module] = run_module(module, tests, args.max, log, equivalents, previous)
         Path(args.report).write_text(json.dumps(report, indent=1))
     killed = sum(r["killed"] for r in report.values())
     total = sum(r["mutants"] for r in report.values())
     log(f"total: killed {killed} of {total} ({100 * killed / max(total, 1):.1f} %)")
+    same = sum(len(r["equivalent"]) for r in report.values())
+    if same:
+        rest = max(total - same, 1)
+        log(
+            f"total without the {same} equivalent: killed {killed} of {total - same} "
+            f"({100 * killed / rest:.1f} %)"
+        )
     return 0
 
 

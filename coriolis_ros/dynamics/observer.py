@@ -127,7 +127,7 @@ class MomentumObserver:
                 raise ValueError(f"t must be a number of seconds, got {type(t).__name__}")
             t = float(t)
         if not abs(t) <= MAX_ABS:
-            raise ValueError(f"t must be finite, got {t}")
+            raise ValueError(f"t must be finite and within ±{MAX_ABS:g} s, got {t}")
         last = self._t
         if last is not None and not t > last:
             what = "repeats" if t == last else "is older than"

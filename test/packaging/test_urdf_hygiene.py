@@ -15,7 +15,12 @@ import numpy as np
 import pytest
 
 from coriolis_ros.dynamics import Dynamics, URDFError
-from coriolis_ros.dynamics.urdf_checks import URDFInertiaWarning, triangle_violation
+from coriolis_ros.dynamics.urdf_checks import (
+    URDFInertiaWarning,
+    parser_error_message,
+    triangle_violation,
+    warn_if_not_rigid_body,
+)
 
 XACRO_MESSAGE = "this is xacro: run `xacro` first"
 
@@ -75,6 +80,30 @@ def test_xacro_file_with_macros_is_named_xacro():
     msg = error_of(text)
     assert msg.startswith(XACRO_MESSAGE), msg
     assert "/robot/xacro:property[@name='m']" in msg
+
+
+def test_xacro_element_among_unnamed_siblings_is_named_by_its_position():
+    """Unnamed siblings of one tag are numbered from 1 (XPath), from two of them on."""
+    visual = '<visual><geometry><box size="1 1 1"/></geometry></visual>'
+    inner = '<visual><xacro:insert_block name="shape"/></visual>'
+    text = robot(
+        f'<link name="base">{visual}{inner}</link>',  # two: the second is [2]
+        link("l1"),
+        joint("j1", "base", "l1"),
+        attrs=XACRO_NS,
+    )
+    msg = error_of(text)
+    assert msg.startswith(XACRO_MESSAGE), msg
+    assert "(/robot/link[@name='base']/visual[2]/xacro:insert_block[@name='shape'] is" in msg
+
+
+def test_any_namespace_uri_with_xacro_in_it_is_xacro():
+    """xacro goes by the prefix: xmlns:xacro="xacro" is expanded like the usual URI."""
+    text = robot(
+        '<xacro:property name="m" value="1.5"/>', link("base"), attrs=' xmlns:xacro="xacro"'
+    )
+    msg = error_of(text)
+    assert msg.startswith(XACRO_MESSAGE) and "/robot/xacro:property[@name='m']" in msg, msg
 
 
 def test_xacro_prefix_without_namespace_declaration_is_named_xacro():
@@ -222,6 +251,27 @@ def test_every_urdf_error_names_its_element_path(urdf, path):
     assert re.match(re.escape(path) + r"[: ]", msg), (path, msg)
 
 
+def test_parser_errors_without_a_location_are_reported_against_robot():
+    reason = parser_error_message(ValueError("bad   value\n  here"))
+    assert reason == "/robot: invalid URDF: bad value here"
+    assert parser_error_message(KeyError()) == "/robot: invalid URDF: KeyError"
+    located = parser_error_message(
+        Exception("ParseError in /robot[@name='r']/joint[@name='j']:\n   no axis")
+    )
+    assert located == "/robot/joint[@name='j']: invalid URDF: no axis"
+
+
+def test_a_wrong_count_of_numbers_is_named_singular_or_plural():
+    one = robot(link("base"), link("l1", mass="1 2"), joint("j1", "base", "l1"))
+    assert error_of(one) == (
+        "/robot/link[@name='l1']/inertial/mass[@value]: expected 1 number, got 2: '1 2'"
+    )
+    three = robot(link("base"), link("l1"), joint("j1", "base", "l1", axis="0 1"))
+    assert (
+        error_of(three) == "/robot/joint[@name='j1']/axis[@xyz]: expected 3 numbers, got 2: '0 1'"
+    )
+
+
 def test_malformed_xml_names_its_position():
     msg = error_of('<robot name="x">\n<link name="a">\n</robot>')
     assert re.search(r"line 3, column \d+", msg), msg
@@ -236,6 +286,7 @@ def test_triangle_violation_by_hand():
     assert triangle_violation([1.0, 2.0, 3.0]) == 0.0  # a flat plate: on the boundary
     assert triangle_violation([0.0, 1.0, 1.0]) == 0.0  # a thin rod
     assert triangle_violation([0.0, 0.0, 0.0]) == 0.0  # a point mass
+    assert triangle_violation([2.0, 4.0, 1.0]) == pytest.approx(1.0)  # 4 - 1 - 2, any order
 
 
 def pendulum(izz, ixx=0.01, iyy=0.01, name="odd"):
@@ -270,11 +321,53 @@ def test_impossible_inertia_is_used_as_written_and_warned_about_naming_the_link(
         (0.02 * (1 + 1e-9), False),  # round-off above the boundary
         (0.02 * (1 + 1e-3), True),  # just beyond
         (0.0199, False),
+        # the tolerance, 1e-6 of the largest moment + 1e-12 kg m^2: an excess of 0.9e-6 and
+        # 1.1e-6 of the sum of the two others
+        (0.02 * (1 + 0.9e-6), False),
+        (0.02 * (1 + 1.1e-6), True),
     ],
 )
 def test_triangle_inequality_bound_both_sides(izz, warns):
     _, caught = load(pendulum(izz=izz))
     assert bool(caught) is warns, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("excess, warns", [(0.9e-12, False), (1.1e-12, True)])
+def test_triangle_tolerance_of_round_off_moments(excess, warns):
+    """Moments of ~1e-13 kg m^2 (round-off for a point mass): the absolute 1e-12 decides."""
+    _, caught = load(pendulum(izz=2e-13 + excess, ixx=1e-13, iyy=1e-13))
+    assert bool(caught) is warns, [str(w.message) for w in caught]
+
+
+def test_warn_if_not_rigid_body_says_whether_it_warned():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert warn_if_not_rigid_body("/robot/link[@name='a']", [0.01, 0.01, 0.03]) is True
+        assert warn_if_not_rigid_body("/robot/link[@name='b']", [0.01, 0.01, 0.02]) is False
+    assert [str(w.message).split(":")[0] for w in caught] == ["/robot/link[@name='a']"]
+
+
+def test_inertia_warning_in_full():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_if_not_rigid_body("/robot/link[@name='a']", [0.0300001234, 0.01, 0.01])
+    assert [str(w.message) for w in caught] == [
+        "/robot/link[@name='a']: inertia with principal moments [0.01 0.01 0.03] breaks the "
+        "triangle inequality (largest exceeds the sum of the other two by 0.01): no rigid body "
+        "has it; used as written"
+    ]
+
+
+def test_triangle_tolerance_exactly_and_the_next_double():
+    """Moments (0, 0, c): the excess c equals the tolerance 1e-6 c + 1e-12 exactly in doubles
+    at c = 1.000001000001e-12; there it is round-off, one double more it is not."""
+    c = 1.000001000001e-12
+    assert c == 1e-6 * c + 1e-12
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert warn_if_not_rigid_body("/robot/link[@name='a']", [0.0, c, 0.0]) is False
+        assert warn_if_not_rigid_body("/robot/link[@name='b']", [0.0, np.nextafter(c, 1), 0.0])
+    assert len(caught) == 1
 
 
 def test_warned_once_per_link_under_the_default_filter():

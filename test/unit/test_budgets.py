@@ -40,6 +40,23 @@ def test_max_dof_both_sides():
             Dynamics.from_urdf(urdf, max_dof=bad)
 
 
+def test_a_limit_of_one_is_positive():
+    """1 is the smallest limit accepted (0 is refused above): a 1-DoF model, 8 bytes of Gamma."""
+    one = serial_chain(1, seed=6, options=PLAIN)
+    assert Dynamics.from_urdf(one, max_dof=1).nv == 1
+    with pytest.raises(ValueError, match=r"has 2 degrees of freedom.*max_dof=1\b"):
+        Dynamics.from_urdf(serial_chain(2, seed=6, options=PLAIN), max_dof=1)
+    dyn = Dynamics.from_urdf(one, max_christoffel_bytes=1)
+    assert dyn.max_christoffel_bytes == 1
+    with pytest.raises(ValueError, match=r"\(8 bytes .*max_christoffel_bytes=1 \("):
+        dyn.christoffel(np.zeros(1))
+    assert Dynamics.from_urdf(one, max_christoffel_bytes=8).christoffel(np.zeros(1)).shape == (
+        1,
+        1,
+        1,
+    )
+
+
 def test_max_dof_default_both_sides():
     assert DEFAULT_MAX_DOF == 2048
     at = serial_chain(DEFAULT_MAX_DOF - 6, seed=2, options=PLAIN)

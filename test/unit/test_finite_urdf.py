@@ -22,7 +22,9 @@ from coriolis_ros.dynamics import urdf_checks as uc
 from coriolis_ros.dynamics.observer import MAX_GAIN
 from coriolis_ros.dynamics.urdf_model import MAX_GRAVITY
 
-L, A, MASS, INERTIA = uc.MAX_LENGTH, uc.MAX_ANGLE, uc.MAX_MASS, uc.MAX_INERTIA
+# The bounds of docs/invariance.md's table (not the module's constants: a changed constant
+# must fail here): m, rad, kg, kg m^2, and the mimic multiplier.
+L, A, MASS, INERTIA, MULTIPLIER = 1e6, 1e6, 1e9, 1e21, 1e6
 
 
 def beyond(x: float) -> float:
@@ -68,7 +70,7 @@ CASES = [
     ("limit", lambda x: arm({"extra": f'<limit lower="-1" upper="{x!r}" effort="1" velocity="1"/>',
                              "jtype": "continuous"}),
      uc.MAX_LIMIT, "/robot/joint[@name='j2']/limit upper"),
-    ("mimic multiplier", lambda x: arm({"extra": mimic(x)}), uc.MAX_MULTIPLIER,
+    ("mimic multiplier", lambda x: arm({"extra": mimic(x)}), MULTIPLIER,
      "/robot/joint[@name='j2']/mimic multiplier"),
     ("mimic offset", lambda x: arm({"extra": mimic(1.0, x)}), L,
      "/robot/joint[@name='j2']/mimic offset"),
@@ -153,7 +155,7 @@ def _extreme_robot(types, mimic_every: int = 0) -> str:
     for k, kind in enumerate(types):
         extra = ""
         if mimic_every and k % mimic_every == 1:
-            extra = mimic(uc.MAX_MULTIPLIER * (-1) ** k, 0.0, leader=f"j{k - 1}")
+            extra = mimic(MULTIPLIER * (-1) ** k, 0.0, leader=f"j{k - 1}")
         parts.append(joint(
             f"j{k}", f"l{k}", f"l{k + 1}", kind, axis=f"{L!r} 1 {-L!r}",
             xyz=f"{L!r} {L!r} {-L!r}", rpy=f"0.3 {A!r} -0.2", extra=extra,

@@ -315,6 +315,41 @@ def test_gain_is_a_copy_and_observer_is_independent_of_dyn(ur5):
         MomentumObserver("ur5", 1.0)
 
 
+def test_array_likes_on_a_coupled_model(panda):
+    """The Panda's mimic finger: the reduced path converts a list of torques like an array."""
+    obs, clean = MomentumObserver(panda, 20.0), MomentumObserver(panda, 20.0)
+    rng = np.random.default_rng(11)
+    n = panda.nv
+    for k in range(3):
+        q, qd, tau = rng.uniform(-1, 1, n), rng.normal(0, 1, n), rng.normal(0, 5, n)
+        got = obs.update(0.01 * k, list(q), list(qd), [float(x) for x in tau])
+        np.testing.assert_array_equal(got, clean.update(0.01 * k, q, qd, tau))
+    assert np.abs(got).max() > 0.1
+
+
+def test_a_per_joint_gain_too_large_is_named(ur5):
+    gains = [1.0, 2.0, 3.0, 4.0, 1e6, 2e6]  # one too large, the one before at the bound
+    with pytest.raises(ValueError, match=r"gain must be at most 1e\+06 \(1/s\), got 2000000.0$"):
+        MomentumObserver(ur5, gains)
+
+
+def test_stamp_bound_both_sides_and_what_it_reports(ur5):
+    q = np.zeros(ur5.nv)
+    tau = ur5.gravity(q)
+    obs = MomentumObserver(ur5, 10.0)
+    assert obs.joint_names == ur5.joint_names and len(obs.joint_names) == 6
+    assert repr(obs) == f"MomentumObserver({ur5.name!r}, nv=6)"
+    beyond = float(np.nextafter(1e50, math.inf))
+    for t in (-beyond, beyond):
+        with pytest.raises(ValueError, match=r"\bt must be finite and within ±1e\+50 s, got"):
+            obs.update(t, q, q, tau)
+    assert obs.time is None
+    np.testing.assert_array_equal(obs.update(-1e50, q, q, tau), np.zeros(6))  # at the bound
+    r = obs.update(1e50, q, q, tau)  # at rest, tau = g: r = 0 up to round-off
+    np.testing.assert_allclose(r, np.zeros(6), rtol=0, atol=1e-12 * np.abs(tau).max())
+    assert obs.time == 1e50
+
+
 def test_update_is_allocation_free():
     dyn = Dynamics.from_urdf(random_tree("biped", 300, seed=5))
     n = dyn.nv

@@ -27,6 +27,7 @@ from coriolis_ros.stream.joint_state_buffer import (
     resolve_request,
     stamp_problem,
 )
+from coriolis_ros.stream.loop_check import LoopCheck
 from coriolis_ros.stream.mimic_check import MimicCheck
 from coriolis_ros.stream.observer_feed import (
     DUPLICATE,
@@ -284,6 +285,30 @@ def test_mimic_check_tolerance_both_sides():
     assert check.check() == [("m", 2.5 - 0.2500001, 2.5)]
     with pytest.raises(ValueError, match="exactly the mimic joints"):
         MimicCheck(buf, {"other": ("lead", 1.0, 0.0)}, 0.1)
+
+
+# ---------------------------------------------------------------- loop check
+
+
+def test_loop_check_tolerance_both_sides_in_the_closure_s_order():
+    # the buffer tracks the dependent joints in another order than the closure gives them
+    buf = JointStateBuffer(("crank",), extra_names=("rocker", "coupler"))
+    check = LoopCheck(buf, ("coupler", "rocker"), 0.25)
+    closure = np.array([1.0, -2.0])  # coupler, rocker
+    buf.update(["crank"], [0.3], [], 0, "s", 0.0)
+    check.snapshot()
+    assert check.compare(closure) == []  # neither received: nothing to compare
+    buf.update(["rocker", "coupler"], [-2.0 - 0.2500001, 1.0 + 0.25], [], 0, "s", 0.0)
+    assert check.compare(closure) == []  # not yet snapshot
+    check.snapshot()
+    assert check.compare(closure) == [("rocker", -2.0 - 0.2500001, -2.0)]  # coupler: at 0.25
+    buf.update(["rocker"], [-2.0 + 0.25], [], 0, "s", 0.0)
+    check.snapshot()
+    assert check.compare(closure) == []  # both at the tolerance, one from each side
+    beyond = 1.25 + 0.2500001
+    assert check.compare(np.array([beyond, -2.0])) == [("coupler", 1.25, beyond)]
+    with pytest.raises(ValueError, match="exactly the dependent joints"):
+        LoopCheck(buf, ("coupler",), 0.1)
 
 
 # ---------------------------------------------------------------- observer feed
