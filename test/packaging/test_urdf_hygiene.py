@@ -68,17 +68,21 @@ def erd_robots_dir() -> Path:
 XACRO_NS = ' xmlns:xacro="http://www.ros.org/wiki/xacro"'
 
 
+def xacro_error(*parts) -> str:
+    """The error for a robot with ``parts``, a link l1 on a joint j1 to ``base``, and the
+    xacro namespace; it must be the xacro message."""
+    msg = error_of(robot(*parts, joint("j1", "base", "l1"), attrs=XACRO_NS))
+    assert msg.startswith(XACRO_MESSAGE), msg
+    return msg
+
+
 def test_xacro_file_with_macros_is_named_xacro():
-    text = robot(
+    msg = xacro_error(
         '<xacro:property name="m" value="1.5"/>',
         '<xacro:macro name="arm_link" params="name"><link name="${name}"/></xacro:macro>',
         '<xacro:arm_link name="l1"/>',
         link("base"),
-        joint("j1", "base", "l1"),
-        attrs=XACRO_NS,
     )
-    msg = error_of(text)
-    assert msg.startswith(XACRO_MESSAGE), msg
     assert "/robot/xacro:property[@name='m']" in msg
 
 
@@ -86,14 +90,7 @@ def test_xacro_element_among_unnamed_siblings_is_named_by_its_position():
     """Unnamed siblings of one tag are numbered from 1 (XPath), from two of them on."""
     visual = '<visual><geometry><box size="1 1 1"/></geometry></visual>'
     inner = '<visual><xacro:insert_block name="shape"/></visual>'
-    text = robot(
-        f'<link name="base">{visual}{inner}</link>',  # two: the second is [2]
-        link("l1"),
-        joint("j1", "base", "l1"),
-        attrs=XACRO_NS,
-    )
-    msg = error_of(text)
-    assert msg.startswith(XACRO_MESSAGE), msg
+    msg = xacro_error(f'<link name="base">{visual}{inner}</link>', link("l1"))  # the 2nd: [2]
     assert "(/robot/link[@name='base']/visual[2]/xacro:insert_block[@name='shape'] is" in msg
 
 
