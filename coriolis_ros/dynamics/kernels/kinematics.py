@@ -164,15 +164,10 @@ def joint_angles(mf, q, ws):
     inside :func:`place_body` each would wait on, and hold up, its chain of poses.
     """
     for i in range(mf.shape[0]):
-        joint_angle(mf, q, ws, i)
-
-
-@body_step
-def joint_angle(mf, q, ws, i):
-    kind = mf[i, MF_TYPE]
-    if kind == REVOLUTE or (kind == PLANAR and mf[i, MF_SUB] == 0):
-        k = int(mf[i, MF_Q]) + (2 if kind == PLANAR else 0)
-        ws[i, WS_CS], ws[i, WS_CS + 1] = sincos_at(q, k)
+        kind = mf[i, MF_TYPE]
+        if kind == REVOLUTE or (kind == PLANAR and mf[i, MF_SUB] == 0):
+            k = int(mf[i, MF_Q]) + (2 if kind == PLANAR else 0)
+            ws[i, WS_CS], ws[i, WS_CS + 1] = sincos_at(q, k)
 
 
 @kernel
