@@ -8,7 +8,6 @@ hands every callback to a ROS-free part of :mod:`coriolis_ros.node`:
 * :mod:`.scheduler`: a tick runs inline in the callback while it is cheap compared with the
   input interval (inline_tick_share), else in the compute worker on the newest merged state;
 * :mod:`.ticker`: one tick (take, kernels into the message's storage, checks, publish);
-* :mod:`.contact_worker`: the contact wrenches and the collision flag, in their own thread;
 * :mod:`.builder`: one thread loads and warms up each new robot_description, then swaps the
   model in atomically (:mod:`.robot_model`); ticks keep running on the old model meanwhile;
 * :mod:`.services`, :mod:`.state` (diagnostics snapshot), :mod:`.reports` (rate-limited log),
@@ -44,7 +43,6 @@ from . import diagnostics
 from .builder import ModelBuilder, make_feed
 from .contact import CONTACT_PARAMS, make_contact
 from .contact_publisher import ContactPublisher
-from .contact_worker import ContactWorker, collision_reporter
 from .intake import Intake
 from .main import NODE_NAME
 from .odometry import parse_odometry
@@ -114,15 +112,9 @@ class CoriolisNode(Node):
         self._pub = self.create_publisher(
             CoriolisState, "coriolis_state", _qos(p["output_queue_depth"], True)
         )
-        self._contact = ContactWorker(
-            ContactPublisher(self), collision_reporter(self._reporter), self._stopping
-        )
-        self._contact.report_error = lambda text: self._reporter.warn(
-            ("contact-failed",), text, error=True
-        )
         self._ticker = Ticker(
             self._state, self._reporter, p, self._pub.publish, self._scheduler.tick_cost,
-            self._stopping, self._contact,
+            self._stopping, ContactPublisher(self),
         )  # fmt: skip
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # Best effort is matched by reliable and best-effort publishers alike.
@@ -160,7 +152,6 @@ class CoriolisNode(Node):
         self.add_post_set_parameters_callback(self._apply_parameters)
 
         self._scheduler.start()
-        self._contact.start()
         self._builder.start()
         if startup is not None:
             urdf, source, dyn = startup
@@ -303,8 +294,6 @@ class CoriolisNode(Node):
     def _publish_diagnostics(self) -> None:
         snapshot, extra = self._state.snapshot(time.monotonic(), self._builder.building, self._p)
         level, message, values = diagnostics.evaluate(snapshot)
-        extra += [("contact_updates_total", float(self._contact.done)),
-                  ("contact_skipped_total", float(self._contact.skipped))]  # fmt: skip
         values += [(k, "nan" if math.isnan(v) else f"{v:.6g}") for k, v in extra]
         status = DiagnosticStatus(
             level=_LEVELS[level],
@@ -323,5 +312,4 @@ class CoriolisNode(Node):
     def shutdown(self) -> None:
         self._stop.set()
         self._scheduler.stop(2.0)
-        self._contact.stop(1.0)
         self._builder.stop(0.5)

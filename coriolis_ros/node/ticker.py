@@ -19,15 +19,14 @@ from coriolis_ros.stream.joint_state_buffer import name_list
 
 class Ticker:
     def __init__(self, state, reporter, params: dict, publish, scheduler_cost, stopping,
-                 contact=None):  # fmt: skip
+                 publish_contact=None):  # fmt: skip
         self.state = state
         self.reporter = reporter
         self.p = params  # the node's live parameter values
         self.publish = publish  # Publisher.publish: a message object or CDR bytes
         self.scheduler_cost = scheduler_cost  # called with each tick's CPU seconds
         self.stopping = stopping  # () -> True once the node shuts down
-        # node.contact_worker.ContactWorker: the wrenches and the flag, off this tick
-        self.contact = contact
+        self.publish_contact = publish_contact  # (stamp, node.contact.ContactResult)
         self._lock = threading.Lock()  # one tick at a time (inline or worker)
 
     def tick(self, since: float, inline: bool) -> None:
@@ -151,9 +150,8 @@ class Ticker:
         payload = output.payload(has_effort, has_estimate, stamp)
         t2 = time.perf_counter()
         self.publish(payload)
-        if has_estimate and model.contact is not None and self.contact is not None:
-            self.contact.submit(model.contact, model.out.q, model.out.view["external_effort"],
-                                stamp, start)  # fmt: skip
+        if has_estimate and model.contact is not None:
+            self._contact(model, stamp, start)
         t3 = time.perf_counter()
         done = time.monotonic()
 
@@ -177,6 +175,17 @@ class Ticker:
             if residual is not None and state.model is model:
                 state.residual, state.residual_scale = residual, scale
                 state.residual_due = False
+
+    def _contact(self, model, stamp, now: float) -> None:
+        """Contact wrenches and the collision flag from the estimate just published."""
+        result = model.contact.update(model.out.q, model.out.view["external_effort"])
+        if result.changed:
+            if result.in_collision:
+                self.reporter.warn(("collision-start",), f"collision: {result.reason}", now)
+            else:
+                self.reporter.warn(("collision-end",), "collision released", now)
+        if self.publish_contact is not None:
+            self.publish_contact(stamp, result)
 
     def _check_loops(self, model, now: float) -> None:
         """Dependent joints received off the closure: a warning (their values are not used)."""

@@ -8,7 +8,6 @@ from types import SimpleNamespace
 import numpy as np
 
 from coriolis_ros.node.builder import ModelBuilder
-from coriolis_ros.node.contact_worker import ContactWorker, collision_reporter
 from coriolis_ros.node.intake import Intake
 from coriolis_ros.node.params import PARAMETERS
 from coriolis_ros.node.reports import Reporter
@@ -77,13 +76,9 @@ class Core:
         self.builder = ModelBuilder(self.state, self.log, self.p, gravity, DictOutput, "/odom")
         self.published = []
         self.scheduler = Scheduler(self._tick, self.p["inline_tick_share"])
-        # The contact worker is not started: joint_state runs it after each tick (drain).
-        self.contact_results = []  # (stamp, ContactResult) as the worker publishes them
-        self.contact = ContactWorker(lambda stamp, result: self.contact_results.append(
-            (stamp, result)), collision_reporter(self.reporter), lambda: False)  # fmt: skip
         self.ticker = Ticker(
             self.state, self.reporter, self.p, self.published.append,
-            self.scheduler.tick_cost, lambda: False, self.contact,
+            self.scheduler.tick_cost, lambda: False,
         )  # fmt: skip
         self.intake = Intake(self.state, self.reporter, self.scheduler, self.p, time.time_ns)
         self.services = Services(self.state, self.log, self.p, lambda: stamp(time.time_ns()))
@@ -107,5 +102,4 @@ class Core:
         )  # fmt: skip
         if due:
             self.ticker.tick(enter, True)
-            self.contact.drain()
         return due
