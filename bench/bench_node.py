@@ -914,7 +914,7 @@ def _mb(kb) -> str:
 
 
 STAGES = ("callback", "buffer_update", "observer", "handoff_wait", "kernels", "message_fill",
-          "publish")
+          "publish", "contact")
 
 
 def _stage_breakdown(results: list, bl, md: bool) -> list:
@@ -942,7 +942,8 @@ def _stage_breakdown(results: list, bl, md: bool) -> list:
             "callback entry to return (includes buffer_update, and the tick when it runs "
             "inline); handoff_wait = callback handing the state to the worker thread -> tick "
             "start (0 inline); message_fill = the rest of a tick before publish; publish = "
-            "rclpy publish() (serialisation + DDS write). Not covered: rclpy's take + "
+            "rclpy publish() (serialisation + DDS write); contact = the contact wrenches, the "
+            "collision flag and their messages, after the publish. Not covered: rclpy's take + "
             "deserialisation before the callback and the executor's own loop.", ""]
 
 

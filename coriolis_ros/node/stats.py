@@ -94,6 +94,8 @@ def suppressed_note(allowed: int) -> str:
 #   kernels        the dynamics kernels of one tick
 #   message_fill   everything else a tick does before publish (take, flags, stamp)
 #   publish        rclpy publish() of the CoriolisState (serialisation + DDS write)
+#   contact        after the publish: the contact wrenches, the collision flag and their
+#                  messages (only with wrench_frames or collision thresholds and the observer)
 STAGES = (
     "callback",
     "buffer_update",
@@ -102,6 +104,7 @@ STAGES = (
     "kernels",
     "message_fill",
     "publish",
+    "contact",
 )
 
 

@@ -1,5 +1,7 @@
 """Collision flag and contact wrenches from a residual (coriolis_ros.node.contact, ROS-free)."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -101,3 +103,43 @@ def test_the_node_core_publishes_the_wrench_and_the_flag_from_its_observer():
     assert last.in_collision
     assert sum(r.changed for r in seen) == 1  # one collision event, no chatter
     assert "collision: |r| of" in core.log.text()
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+@pytest.mark.parametrize("where", ["contact", "publish"])
+def test_the_scheduler_measures_the_state_tick_not_the_contact_stage(where):
+    """The contact stage runs after the state is published: its CPU time is reported as a stage
+    of its own and is not the tick cost that decides inline ticks; the publish is."""
+    from support.node_core_helpers import Core
+
+    from coriolis_ros.robots import robot_urdf
+
+    core = Core(robot_urdf("arm7"), observer_enabled=True, wrench_frames=["tcp"])
+    monitor = core.model.contact
+    slow_update = monitor.update
+
+    def update(q, r):
+        _burn(0.004)
+        return slow_update(q, r)
+
+    if where == "contact":
+        monitor.update = update
+    else:
+        publish = core.ticker.publish
+        core.ticker.publish = lambda payload: (_burn(0.004), publish(payload))
+    effort = DYN.gravity(Q)
+    for k in range(60):
+        core.joint_state(DYN.joint_names, Q, np.zeros(7), effort, 1_000_000_000 + k * 1_000_000)
+    _, extra = core.state.snapshot(time.monotonic(), False, core.p)
+    values = dict(extra)
+    if where == "contact":
+        assert values["stage_contact_mean_ms"] >= 4.0
+        assert core.scheduler.cost_ema < 0.003  # 60 ticks of EMA 0.05 reach 95 % of a cost
+    else:
+        assert values["stage_contact_mean_ms"] < 4.0
+        assert core.scheduler.cost_ema > 0.0038
