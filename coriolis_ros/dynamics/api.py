@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 
@@ -14,7 +13,7 @@ from .closed_chain import METHODS as CLOSED_CHAIN_METHODS
 from .api_batches import BatchMethods
 from .api_frames import FrameMethods
 from .api_parameters import SLOTINE_LI_INPUTS, ParameterMethods
-from .closed_chain import ClosedChain
+from .closed_chain import ClosedChain, spanning_tree
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
 from .engine import Engine
@@ -67,7 +66,7 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
                 setattr(self, name, getattr(variant, name))
             return
         if model.loops:
-            tree_dynamics = Dynamics(dataclasses.replace(model, loops=()), limit)
+            tree_dynamics = Dynamics(spanning_tree(model), limit)
             closed = ClosedChain(model, tree_dynamics, independent_joints)
             self._bind_closed_chain(closed, tree_dynamics)
             return
@@ -200,8 +199,9 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
 
     @property
     def dependent_joints(self) -> tuple[str, ...]:
-        """The tree joints that follow from closing the loops (not coordinates); empty for a
-        model without loops."""
+        """The tree joints that follow from closing the loops (not coordinates): the loops'
+        dependent joints and, on a closed chain, the joints that follow a leader (mimic
+        joints, geared rotors: also in :attr:`coupled_joints`); empty without loops."""
         return () if self.closed is None else self.closed.dependent_joints
 
     def close_loops(self, y, guess=None) -> np.ndarray:
@@ -442,7 +442,10 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
     def coupled_joints(self) -> dict[str, tuple[str, float, float]]:
         """Every joint that follows another (mimic joints, rotors and other coupled joints):
         name -> (independent leader, multiplier, offset), q = multiplier q_leader + offset."""
-        rows = (*self.tree.mimic, *self.tree.couplings)
+        if self.closed is not None:  # on a closed chain, followers are dependent joints too
+            rows = self.closed.followers
+        else:
+            rows = (*self.tree.mimic, *self.tree.couplings)
         return {name: (leader, m, o) for name, leader, m, o in rows}
 
     @property

@@ -30,7 +30,6 @@ import numpy as np
 from .batch import RowByRowBatches, outputs
 from .coordinates import ReducedModel
 from .engine import as_vector
-from .errors import URDFError
 from .loops import LoopClosure
 from .model import Model
 
@@ -65,6 +64,12 @@ METHODS = (
 )
 
 
+def spanning_tree(model: Model) -> Model:
+    """The closed chain's spanning tree: the model without its loops, every joint a coordinate
+    (its mimic joints and coupled joints too: the closure makes them follow)."""
+    return dataclasses.replace(model, loops=(), mimic=(), couplings=())
+
+
 class _Names:
     def __init__(self, joint_names, position_names):
         self.joint_names = joint_names
@@ -75,18 +80,15 @@ class ClosedChain(RowByRowBatches):
     """Closed-chain versions of :class:`~.api.Dynamics`' methods, over a tree ``Dynamics``."""
 
     def __init__(self, model: Model, tree_dynamics, independent_joints=None):
-        tree = dataclasses.replace(model, loops=())
-        if tree.mimic or tree.couplings:
-            followers = ", ".join(name for name, *_ in (*tree.mimic, *tree.couplings))
-            raise URDFError(
-                f"closed loops ({', '.join(loop.name for loop in model.loops)}) in a model whose "
-                f"joints follow others ({followers}) are not supported: load it with "
-                "mimic='independent' and without rotors"
-            )
+        # The spanning tree: every joint a coordinate, followers (mimic joints, geared rotors)
+        # included; the closure makes them follow (dynamics.loops).
+        tree = spanning_tree(model)
         self.tree_dynamics = tree_dynamics
+        self.followers = (*model.mimic, *model.couplings)  # (name, leader, ratio, offset)
         self.closure = c = LoopClosure(
-            tree, model.loops, independent_joints, dict(model.independent_flags)
-        )
+            tree, model.loops, independent_joints, dict(model.independent_flags),
+            followers=self.followers,
+        )  # fmt: skip
         names = tuple(tree.joint_names[i] for i in c.independent)
         positions = tuple(tree.position_names[i] for i in c.keep)
         self.model = ReducedModel.of(tree, _Names(names, positions))
@@ -178,7 +180,9 @@ class ClosedChain(RowByRowBatches):
 
     @property
     def dependent_joints(self) -> tuple[str, ...]:
-        return tuple(self.tree.joint_names[i] for i in self.closure.dependent)
+        """Every tree joint that is not a coordinate: the loops' dependent joints and the
+        joints that follow a leader (mimic joints, geared rotors), in tree order."""
+        return tuple(self.tree.joint_names[i] for i in self.closure.not_coordinates)
 
     def dependent_positions(self) -> np.ndarray:
         """The dependent joints' positions in the last closed configuration (a new array)."""

@@ -32,9 +32,14 @@ Kinematics here are computed with the root of the tree held at the world's origi
 quantity of a loop is relative (frame S with respect to frame P), so the root's own motion
 drops out of K and A (their root columns are zero).
 
-Not supported (a ``URDFError`` names the loop): loops in a model whose joints follow others
-(mimic joints that follow, geared rotors); loops through a floating or planar joint other
-than the root's.
+Joints that follow a leader at a constant ratio (mimic joints that follow, geared rotors:
+q_f = ratio q_l + offset) are dependent too, but not through Newton: they take their
+leader's position, and A's and dA's rows are ratio times the leader's, after each closure.
+So a follower may not move a loop (it may not be a joint above a loop's frames): a rotor
+hanging from a link of the linkage, or a mimic finger, is fine.
+
+Not supported (a ``URDFError`` names the loop): loops through a floating or planar joint
+other than the root's; a follower that moves a loop.
 """
 
 from __future__ import annotations
@@ -207,7 +212,7 @@ class LoopClosure:
     each loop, chosen by a rank-revealing factorization of K at the neutral configuration).
     """
 
-    def __init__(self, tree: Model, loops, independent=None, flags=None):
+    def __init__(self, tree: Model, loops, independent=None, flags=None, followers=()):
         self.tree = tree
         self.loops = tuple(loops)
         n = tree.nv
@@ -257,13 +262,17 @@ class LoopClosure:
             self._ends.append(tuple(ends))
             self._anc.append((self._path(ends[0][0]), self._path(ends[1][0])))
         self.loop_rows = np.array(sorted(rows_in_loops), dtype=np.int64)
+        self._followers(followers)
         self._axes = [np.array(loop.axis) for loop in self.loops]
         self.m = 6 * len(self.loops)
         self._pack(multi)
         self.dependent = self._choose_dependent(independent, flags or {})
         keep = np.ones(n, dtype=bool)
         keep[self.dependent] = False
+        keep[self.follow[:, 0]] = False
         self.independent = np.flatnonzero(keep)
+        # every joint that is not a coordinate: the loops' dependent joints and the followers
+        self.not_coordinates = np.sort(np.concatenate([self.dependent, self.follow[:, 0]]))
         self._pack_map()
 
     # ------------------------------------------------------------------ structure
@@ -274,6 +283,28 @@ class LoopClosure:
             out.add(int(row))
             row = self._parent[row]
         return out
+
+    def _followers(self, followers) -> None:
+        """``follow`` (F, 2) int64: each follower's row and its leader's; ``follow_f`` (F, 2):
+        its ratio and offset.  URDFError for a follower that moves a loop."""
+        names = self.tree.joint_names
+        moving: dict[int, str] = {}  # rows above some loop frame -> that loop
+        for loop, (above_p, above_s) in zip(self.loops, self._anc, strict=True):
+            for r in above_p | above_s:
+                moving.setdefault(r, loop.name)
+        rows, values = [], []
+        for name, leader, ratio, offset in followers:
+            f, lead = names.index(name), names.index(leader)
+            if f in moving:
+                raise URDFError(
+                    f"joint '{name}' follows '{leader}' and moves the closed loop "
+                    f"'{moving[f]}': a joint that follows another may not lie on a loop or "
+                    "above one (load with mimic='independent', or make it independent)"
+                )
+            rows.append((f, lead))
+            values.append((float(ratio), float(offset)))
+        self.follow = np.array(rows, dtype=np.int64).reshape(-1, 2)
+        self.follow_f = np.array(values, dtype=np.float64).reshape(-1, 2)
 
     def _choose_dependent(self, independent, flags) -> np.ndarray:
         names = self.tree.joint_names
@@ -289,6 +320,12 @@ class LoopClosure:
             unknown = [j for j in independent if j not in names]
             if unknown:
                 raise ValueError(f"independent_joints: unknown joint(s) {', '.join(unknown)}")
+            follows = [names[f] for f, _ in self.follow if names[f] in independent]
+            if follows:
+                raise ValueError(
+                    f"independent_joints: {', '.join(follows)} follow(s) another joint "
+                    "(mimic or coupling) and cannot be independent"
+                )
             chosen = set(independent)
         elif any(name in flags for name in loop_names):
             chosen = {name for name in loop_names if flags.get(name, True)}
@@ -361,27 +398,31 @@ class LoopClosure:
         ny, nz = self.independent.size, self.dependent.size
         lead = np.flatnonzero(np.isin(self.independent, self.loop_rows))
         lead_rows = self.independent[lead]
-        self.dependent_q = self._qi[self.dependent]  # the dependent joints' index in q
+        # the index in q of every joint that is not a coordinate (dependent and followers)
+        self.dependent_q = self._qi[self.not_coordinates]
         dependent_q = {int(i) for i in self.dependent_q}
         self.keep = np.array([i for i in range(nq) if i not in dependent_q], dtype=np.int64)
         nl, nqy = lead.size, self.keep.size
-        offsets, regions, size_i, size_f, size_w = ce.layout(n, nq, L, nz, nl, ny, nqy)
+        nf = self.follow.shape[0]
+        offsets, regions, size_i, size_f, size_w = ce.layout(n, nq, L, nz, nl, ny, nqy, nf)
         ci = np.zeros(size_i, dtype=np.int64)
-        ci[[ce.I_N, ce.I_NQ, ce.I_L, ce.I_NZ, ce.I_NL, ce.I_NY, ce.I_NQY, ce.I_MAX_STEPS]] = (
-            n, nq, L, nz, nl, ny, nqy, MAX_NEWTON_STEPS)  # fmt: skip
+        ci[[ce.I_N, ce.I_NQ, ce.I_L, ce.I_NZ, ce.I_NL, ce.I_NY, ce.I_NQY, ce.I_MAX_STEPS,
+            ce.I_NF]] = (n, nq, L, nz, nl, ny, nqy, MAX_NEWTON_STEPS, nf)  # fmt: skip
         data = {"tree": self._tree_i, "loop": self._loop_i, "anc": self._anc_mask,
                 "dep": self.dependent, "lead_q": self._qi[lead_rows], "lead_c": lead,
-                "lead_r": lead_rows, "keep": self.keep, "perm": np.zeros(nz)}  # fmt: skip
+                "lead_r": lead_rows, "keep": self.keep, "perm": np.zeros(nz),
+                "fol": self.follow}  # fmt: skip
         heads = {"tree": ce.I_TREE, "loop": ce.I_LOOP, "anc": ce.I_ANC, "dep": ce.I_DEP,
                  "lead_q": ce.I_LEAD_Q, "lead_c": ce.I_LEAD_C, "lead_r": ce.I_LEAD_R,
-                 "keep": ce.I_KEEP, "perm": ce.I_PERM}  # fmt: skip
+                 "keep": ce.I_KEEP, "perm": ce.I_PERM, "fol": ce.I_FOL}  # fmt: skip
         for name, (at, size) in offsets.items():
             ci[heads[name]] = at
             ci[at : at + size] = np.asarray(data[name]).reshape(-1)
         for w, (at, _) in enumerate(regions):
             ci[ce.I_W + w] = at
         params = [CLOSURE_TOL * self._scale, MAX_STEP, RANK_RTOL, SINGULAR_RTOL]
-        cf = np.concatenate([self._tree_f.reshape(-1), self._loop_f.reshape(-1), params])
+        cf = np.concatenate([self._tree_f.reshape(-1), self._loop_f.reshape(-1), params,
+                             self.follow_f.reshape(-1)])  # fmt: skip
         cw = np.zeros(size_w)
         self.ci, self.cf, self.cw = ci, np.ascontiguousarray(cf), cw
 

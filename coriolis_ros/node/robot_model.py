@@ -119,8 +119,9 @@ class RobotModel:
         self.measured_names = self.joint_names[nvb:]  # the joints read from joint_states
         # Joints that follow their leader (mimic joints, geared rotors): tracked in
         # joint_states, checked, never used.
-        self.mimic = dyn.coupled_joints
-        # A closed chain's dependent joints: tracked likewise, checked against the closure.
+        self.mimic = dyn.coupled_joints if dyn.closed is None else {}
+        # A closed chain's dependent joints (its followers too): tracked likewise, checked
+        # against the closure.
         self.dependent = dyn.dependent_joints
         extra = tuple(self.mimic) + self.dependent
         self.buffer = JointStateBuffer(self.measured_names, extra_names=extra)

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
 FOUR_BAR = robot_path("four_bar")
 LEG = robot_path("leg_knee_linkage")
 H = 1e-6  # central-difference step
-FIXED_BASE = ["four_bar", "leg", "welded", "slider"]
+FIXED_BASE = ["four_bar", "leg", "welded", "slider", "geared"]
 ALL = [*FIXED_BASE, "leg_floating"]
 
 
@@ -74,15 +74,48 @@ SLIDER = (
     '<loop name="actuator" type="prismatic"><predecessor link="cylinder"/>'
     '<successor link="piston"/><axis xyz="1 0 0"/></loop></robot>'
 )
-URDFS = {"four_bar": FOUR_BAR, "leg": LEG, "leg_floating": LEG, "welded": WELDED, "slider": SLIDER}
+# The four-bar with joints that follow others: a geared rotor on the crank (the coordinate)
+# and one on the rocker (a dependent joint of the loop), each an unbalanced body on the base,
+# and a flag on the coupler that mimics the rocker with an offset.
+_ROTOR = (
+    '<link name="{name}"><inertial><origin xyz="0.001 0.002 -0.001"/><mass value="0.05"/>'
+    '<inertia ixx="2e-5" ixy="1e-6" ixz="0" iyy="3e-5" iyz="0" izz="2.5e-5"/></inertial></link>'
+    '<joint name="{name}" type="continuous"><parent link="base"/><child link="{name}"/>'
+    '<origin xyz="{x} 0 0" rpy="0 0.3 0"/><axis xyz="0 1 0"/></joint>'
+    '<coupling name="{name}_gear"><predecessor link="{lead}"/><successor link="{name}"/>'
+    '<ratio value="{ratio}"/></coupling>'
+)
+GEARED = FOUR_BAR.read_text().replace(
+    '<loop name="closure" type="revolute">',
+    _ROTOR.format(name="crank_rotor", x=0.0, lead="crank_link", ratio=9.0)
+    + _ROTOR.format(name="rocker_rotor", x=0.5, lead="rocker_link", ratio=-6.0)
+    + '<link name="flag">' + _ROD.format(c=0.05, m=0.1, i=2e-4) + "</link>"
+    '<joint name="flag" type="revolute"><parent link="coupler_link"/><child link="flag"/>'
+    '<origin xyz="0.3 0 0"/><axis xyz="0 1 0"/><mimic joint="rocker" multiplier="0.5" '
+    'offset="0.2"/><limit lower="-9" upper="9" effort="1" velocity="1"/></joint>'
+    '<loop name="closure" type="revolute">',
+)
+FOLLOWERS = {"crank_rotor": ("crank", 9.0, 0.0), "rocker_rotor": ("rocker", -6.0, 0.0),
+             "flag": ("rocker", 0.5, 0.2)}  # fmt: skip
+URDFS = {"four_bar": FOUR_BAR, "leg": LEG, "leg_floating": LEG, "welded": WELDED, "slider": SLIDER,
+         "geared": GEARED}  # fmt: skip
 
 
 def _four_bar():
     return Dynamics.from_urdf(FOUR_BAR)
 
 
-def _leg(root="fixed"):
-    return Dynamics.from_urdf(LEG, root_joint=root, independent_joints=["hip", "knee_crank"])
+def _leg(root="fixed", rotors=None):
+    return Dynamics.from_urdf(
+        LEG, root_joint=root, independent_joints=["hip", "knee_crank"], rotors=rotors
+    )
+
+
+# Datasheet rotors (unbalanced) on the floating leg's hip and on its linkage's crank
+LEG_ROTORS = {
+    "hip": {"gear_ratio": 9.0, "inertia": [3e-5, 5e-5, 3e-5, 2e-6, 0.0, 1e-6], "mass": 0.2},
+    "knee_crank": {"gear_ratio": -7.0, "inertia": [2e-5, 4e-5, 2e-5, 0.0, 1e-6, 0.0]},
+}
 
 
 def _leg_state(dyn, rng):
@@ -101,12 +134,15 @@ def _states(name, rng, count=3):
         return dyn, [
             (np.array([rng.uniform(-np.pi, np.pi)]), rng.uniform(-2, 2, 1)) for _ in range(count)
         ]
-    if name in ("welded", "slider"):
+    if name in ("welded", "slider", "geared"):
         dyn = Dynamics.from_urdf(URDFS[name])
-        span = np.pi if name == "welded" else 0.5
+        span = 0.5 if name == "slider" else np.pi
         return dyn, [
             (np.array([rng.uniform(-span, span)]), rng.uniform(-2, 2, 1)) for _ in range(count)
         ]
+    if name == "leg_geared_floating":
+        dyn = _leg("floating", LEG_ROTORS)
+        return dyn, [_leg_state(dyn, rng) for _ in range(count)]
     dyn = _leg("floating" if name == "leg_floating" else "fixed")
     return dyn, [_leg_state(dyn, rng) for _ in range(count)]
 
@@ -201,7 +237,8 @@ def test_closed_configuration_joins_the_loop_frames_by_pinocchio_kinematics(name
                     assert np.abs(rel.rotation - np.eye(3)).max() < 1e-11
     # and an open configuration is not closed: the check above can fail
     q_open = dyn.full_position(states[0][0]).copy()
-    q_open[-1] += 0.1
+    moved = dyn.tree.joint_names[dyn.closed.closure.dependent[0]]  # a joint of the loop
+    q_open[dyn.tree.position_names.index(moved)] += 0.1
     ((P, S),) = _loop_frames(oracle, dyn, q_open)
     rel = P.actInv(S)
     assert np.linalg.norm(rel.translation) + np.abs(rel.rotation - np.eye(3)).max() > 1e-3
@@ -226,7 +263,7 @@ def test_continuity_newton_starts_from_the_last_solution():
     assert abs(dyn.close_loops([0.0, 0.2], guess=np.zeros(4))[1] - 0.2) < 1e-12
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [*ALL, "leg_geared_floating"])
 def test_velocity_map_and_its_derivative_match_differences_of_the_closure(name):
     rng = np.random.default_rng(2)
     dyn, states = _states(name, rng)
@@ -293,7 +330,7 @@ def test_christoffel_symbols_are_those_of_the_reduced_metric(name):
         assert_close(G, G.transpose(0, 2, 1), 1e-12, f"{name} Gammabar symmetric in j, k")
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [*ALL, "leg_geared_floating"])
 def test_identities_of_the_reduced_system(name):
     rng = np.random.default_rng(5)
     dyn, states = _states(name, rng)
@@ -519,17 +556,56 @@ def test_dead_point_is_a_singular_configuration():
         dyn.mass_matrix([0.0, at])
 
 
-def test_loops_with_joints_that_follow_are_refused():
+def test_followers_take_their_leaders_positions_and_velocities():
+    """Geared rotors and a mimic joint on a closed chain: q_f = ratio q_lead + offset, and
+    A's and dA's rows are ratio times the leader's, the rocker (a dependent joint) included."""
+    dyn = Dynamics.from_urdf(GEARED)
+    assert dyn.joint_names == ("crank",)
+    assert set(dyn.dependent_joints) == {"coupler", "rocker", *FOLLOWERS}
+    names = dyn.tree_joint_names
+    rocker_rates = []
+    for y in (-2.5, 0.4, 1.9):
+        q = dyn.full_position([y])
+        A, dA = dyn.velocity_map([y])
+        for follower, (lead, ratio, offset) in FOLLOWERS.items():
+            f, lo = names.index(follower), names.index(lead)
+            assert abs(q[f] - (ratio * q[lo] + offset)) < 1e-12
+            assert_close(A[f], ratio * A[lo], 1e-14, f"A row of {follower}")
+            assert_close(dA[f], ratio * dA[lo], 1e-14, f"dA row of {follower}")
+        rocker_rates.append(abs(A[names.index("rocker"), 0]))
+    assert max(rocker_rates) > 0.1  # the rotor follows a leader that moves with y
+
+
+def test_a_follower_that_moves_a_loop_is_refused():
     text = FOUR_BAR.read_text().replace(
         '<axis xyz="0 1 0"/>\n    <limit',
         '<axis xyz="0 1 0"/>\n    <mimic joint="crank"/>\n    <limit',
-    )
-    with pytest.raises(ValueError, match="joints follow others"):
+    )  # the rocker, a joint of the loop, made to mimic the crank
+    with pytest.raises(URDFError, match="'rocker' follows 'crank' and moves the closed loop"):
         Dynamics.from_urdf(text)
-    with pytest.raises(ValueError, match="joints follow others"):
-        Dynamics.from_urdf(
-            FOUR_BAR, rotors={"crank": {"gear_ratio": 9.0, "inertia": [1e-5] * 3 + [0.0] * 3}}
+    Dynamics.from_urdf(text, mimic="independent")  # the same joint, not following: fine
+    with pytest.raises(ValueError, match="crank_rotor follow.* cannot be independent"):
+        Dynamics.from_urdf(GEARED, independent_joints=["crank", "crank_rotor"])
+
+
+def test_datasheet_rotors_on_a_closed_chain_equal_rotor_links():
+    """rotors={...} on the four-bar gives what the same rotor written as a link gives."""
+    spec = {"gear_ratio": 9.0, "inertia": [2e-5, 3e-5, 2.5e-5, 1e-6, 0.0, 0.0], "mass": 0.05}
+    sheet = Dynamics.from_urdf(FOUR_BAR, rotors={"crank": spec})
+    links = Dynamics.from_urdf(
+        FOUR_BAR.read_text().replace(
+            '<loop name="closure" type="revolute">',
+            _ROTOR.format(name="crank_rotor", x=0.0, lead="crank_link", ratio=9.0).replace(
+                '<origin xyz="0.001 0.002 -0.001"/>', '<origin xyz="0 0 0"/>'
+            ).replace('rpy="0 0.3 0"', 'rpy="0 -1.5707963267948966 0"')
+            + '<loop name="closure" type="revolute">',
         )
+    )
+    for y, yd in ((0.3, 1.2), (-2.0, -0.7)):
+        for a, b in zip(sheet.coriolis([y], [yd]), links.coriolis([y], [yd]), strict=True):
+            assert_close(a, b, 1e-12, "datasheet rotor vs rotor link")
+    plain = _four_bar().mass_matrix([0.3])
+    assert sheet.mass_matrix([0.3])[0, 0] > plain[0, 0] + 81 * 2.9e-5  # N^2 I_yy at least
 
 
 def test_non_finite_inputs_are_refused():

@@ -50,3 +50,38 @@ def test_within_the_tolerance_is_not_reported():
     assert core.joint_state(list(dyn.tree_joint_names), near, [0.0, 0.0, 0.0], stamp_ns=5)
     assert len(core.published) == 1
     assert "off the closure" not in core.log.text()
+
+
+def test_a_closed_chain_with_a_geared_rotor_checks_the_rotor_against_the_closure():
+    """The four-bar with a geared rotor on its crank (a <coupling> in the URDF): the state is
+    the library's; a driver that publishes the rotor at a value its gear ratio does not give
+    is reported, never used."""
+    urdf = URDF.replace(
+        '<loop name="closure"',
+        '<link name="rotor"><inertial><mass value="0.05"/><inertia ixx="2e-5" ixy="0" '
+        'ixz="0" iyy="3e-5" iyz="0" izz="2e-5"/></inertial></link>'
+        '<joint name="rotor" type="continuous"><parent link="base"/><child link="rotor"/>'
+        '<origin rpy="0 -1.5707963267948966 0"/><axis xyz="0 1 0"/></joint>'
+        '<coupling name="gear"><predecessor link="crank_link"/><successor link="rotor"/>'
+        '<ratio value="9.0"/></coupling><loop name="closure"',
+    )
+    core = Core(urdf, mimic_tolerance=1e-3)
+    model = core.model
+    assert model.joint_names == ("crank",)
+    assert model.dependent == ("coupler", "rocker", "rotor") and not model.mimic
+    dyn = Dynamics.from_urdf(urdf)
+    q_tree = dyn.close_loops([0.3], guess=[0.3, 0.0, 0.5, 0.0])
+    assert abs(q_tree[3] - 2.7) < 1e-12  # the rotor turns 9 times the crank
+    names = list(dyn.tree_joint_names)
+    assert core.joint_state(names, q_tree, [1.5, 0.0, 0.0, 13.5], stamp_ns=1_000)
+    ((_, fields),) = core.published
+    M, _, C = dyn.coriolis([0.3], [1.5])
+    np.testing.assert_allclose(fields["coriolis_matrix"].reshape(1, 1), C, rtol=1e-12)
+    np.testing.assert_allclose(fields["mass_matrix"].reshape(1, 1), M, rtol=1e-12)
+    assert "off the closure" not in core.log.text()
+    off = q_tree.copy()
+    off[3] += 0.01  # the rotor's encoder disagrees with the gear ratio
+    assert core.joint_state(names, off, [1.5, 0.0, 0.0, 13.5], stamp_ns=2_000)
+    assert "'rotor' = " in core.log.text() and "off the closure" in core.log.text()
+    again = core.published[1][1]["coriolis_matrix"]
+    np.testing.assert_array_equal(again, fields["coriolis_matrix"])

@@ -10,9 +10,9 @@ steps need is a view into
 ``ci`` int64   the sizes (header I_*), the offsets of the integer regions and of the
                workspace's regions (W_*), then the integer data: the tree's and loops'
                tables, the dependent joints, the loops' lead joints, the kept positions,
-               and the QR's column permutation (written);
+               the QR's column permutation (written), and the followers' rows;
 ``cf`` float64 the tree's and loops' geometry, then Newton's tolerance, largest step and the
-               two rank thresholds;
+               two rank thresholds, then each follower's ratio and offset;
 ``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
                flag after it says whether that y is valid), the placements, A, dA, the tree's
                M, Mdot, C and every scratch array.
@@ -57,27 +57,30 @@ NOT_FINITE_OUT = 110  # a reduced output entry is not finite
 TREE = 200  # + a tree kernel's status (an internal error: its inputs were checked)
 
 # ci header: sizes
-I_N, I_NQ, I_L, I_NZ, I_NL, I_NY, I_NQY, I_MAX_STEPS = range(8)
+I_N, I_NQ, I_L, I_NZ, I_NL, I_NY, I_NQY, I_MAX_STEPS, I_NF = range(9)
 # ci header: offsets of the integer regions in ci
-I_TREE, I_LOOP, I_ANC, I_DEP, I_LEAD_Q, I_LEAD_C, I_LEAD_R, I_KEEP, I_PERM = range(8, 17)
-I_W = 17  # ci[I_W + W_*]: the offset of workspace region W_* in cw
+I_TREE, I_LOOP, I_ANC, I_DEP, I_LEAD_Q, I_LEAD_C, I_LEAD_R, I_KEEP, I_PERM, I_FOL = range(9, 19)
+I_W = 19  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 # workspace regions
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
  W_M, W_MD, W_C, W_ADOT, W_MA) = range(32)  # fmt: skip
 HEADER = I_W + 32
-# cf: the tree's geometry (n x 12), the loops' (L x 27), then these four
+# cf: the tree's geometry (n x 12), the loops' (L x 27), then these four, then the followers'
+# (ratio, offset) pairs
 P_TOL, P_MAX_STEP, P_RANK_RTOL, P_SINGULAR_RTOL = range(4)
+P_FOLLOWERS = 4
 
 
-def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int):
+def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf: int = 0):
     """(ci offsets {name: (offset, size)}, cw regions [(offset, size)] in W_* order, sizes of
     ci, cf and cw) for a tree of n rows and nq positions, ``loops`` loops, nz dependent and
-    nl lead joints, ny independent velocities and nqy independent positions."""
+    nl lead joints, ny independent velocities, nqy independent positions and nf followers
+    (joints that follow a leader at a constant ratio: mimic joints, geared rotors)."""
     m = 6 * loops
     ints = [("tree", 3 * n), ("loop", 3 * loops), ("anc", 2 * loops * n), ("dep", nz),
             ("lead_q", nl), ("lead_c", nl), ("lead_r", nl), ("keep", nqy),
-            ("perm", nz)]  # fmt: skip
+            ("perm", nz), ("fol", 2 * nf)]  # fmt: skip
     offsets, at = {}, HEADER
     for name, size in ints:
         offsets[name] = (at, size)
@@ -89,7 +92,7 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int):
     for size in work:
         regions.append((w, size))
         w += size
-    return offsets, regions, at, 12 * n + 27 * loops + 4, w
+    return offsets, regions, at, 12 * n + 27 * loops + P_FOLLOWERS + 2 * nf, w
 
 
 @njit(**_VIEWS)
@@ -148,10 +151,31 @@ def _close(ci, cf, cw, has_start):
         _w(ci, cw, W_UK, n), _w(ci, cw, W_UJ, n), _w(ci, cw, W_TARGET, nl),
     )  # fmt: skip
     if status == CLOSED:
+        _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
+                _w(ci, cw, W_A, n * ny).reshape((n, ny)),
+                _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)))  # fmt: skip
         for i in range(nq):
             last[i] = q[i]
         cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
     return status
+
+
+@njit(**_OPTS)
+def _follow(ci, ratios, tree_i, q, A, dA):
+    """The followers (mimic joints, geared rotors: q_f = ratio q_l + offset) from their
+    leaders, after the closure: their position, A's row (ratio times the leader's) and dA's.
+    No follower moves a loop (LoopClosure refuses one that does), so the closure never reads
+    them."""
+    nf, ny = ci[I_NF], A.shape[1]
+    o = ci[I_FOL]
+    for k in range(nf):
+        f, lead = ci[o + 2 * k], ci[o + 2 * k + 1]
+        ratio, offset = ratios[2 * k], ratios[2 * k + 1]
+        q[tree_i[f, 2]] = ratio * q[tree_i[lead, 2]] + offset
+        for j in range(ny):
+            A[f, j] = ratio * A[lead, j]
+            for i in range(ny):
+                dA[f, j, i] = ratio * dA[lead, j, i]
 
 
 @njit(**_OPTS)
