@@ -31,6 +31,9 @@ ROW_REVOLUTE, ROW_PRISMATIC, ROW_ROOT = 0, 1, 2
 LOOP_REVOLUTE, LOOP_PRISMATIC, LOOP_FIXED = 0, 1, 2
 # Newton's outcomes
 CLOSED, NOT_CLOSED, NOT_FINITE = 0, 1, 2
+# A closure whose residual is below this fraction of Newton's tolerance after a Newton step is
+# not polished (the polish costs a third of a closure along a trajectory)
+POLISHED = 0.1
 
 # _nrt=False (as the tree's kernels, see .spatial): nothing here allocates, and without the
 # runtime no view is reference-counted (an atomic increment and decrement each).
@@ -494,11 +497,12 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
            rank_rtol, R, t, S, r, info, s3, s6, K, Q, perm, norms, vhead, beta, y, step,
            trial, r_trial):  # fmt: skip
     """Close the loops by moving q's dependent joints (damped Newton, at most ``max_step``
-    per joint per step, halved until phi shrinks; then one polishing step kept if it shrinks
-    phi).  Returns (CLOSED, NOT_CLOSED or NOT_FINITE, rank): max |phi| in
-    info[0], phi in r, the placements of q in R, t, S; rank >= 0 when Q holds the QR of K at
-    the resulting q (:func:`qr_factor` with rank_rtol), else -1.  K, Q (m x nz), perm, norms,
-    vhead, beta, step (nz), y, r_trial (m), trial (nq) are scratch."""
+    per joint per step, halved until phi shrinks; then, unless max |phi| is already below
+    POLISHED * tol, one polishing step kept if it shrinks phi).  Returns (CLOSED, NOT_CLOSED
+    or NOT_FINITE, rank): max |phi| in info[0], phi in r, the placements of q in R, t, S;
+    rank >= 0 when Q holds the QR of K at the resulting q (:func:`qr_factor` with
+    rank_rtol), else -1.  K, Q (m x nz), perm, norms, vhead, beta, step (nz), y, r_trial (m),
+    trial (nq) are scratch."""
     qi = tree_i[:, 2]
     nz = dependent.shape[0]
     size = residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3)
@@ -537,6 +541,11 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
         if not size <= tol:
             info[0] = size
             return (NOT_CLOSED if math.isfinite(size) else NOT_FINITE), -1
+    if chord_rank >= 0 and size <= POLISHED * tol:
+        # Newton's convergence is quadratic: a step from the tangent's prediction (|phi| ~ 1e-8
+        # along a trajectory) usually lands here, and polishing would gain nothing A needs.
+        info[0] = size
+        return CLOSED, -1
     # Polish: one more step, kept if it shrinks phi.  After a Newton step it is a chord
     # step, with that step's factorization (K at the iterate before q, so the error still
     # shrinks by about the last step's size); if q was closed on entry, a plain Newton step.
