@@ -508,6 +508,17 @@ class LoopClosure:
                 f"joints ({names}; pivot ratio {info[0]:.3g} below {SINGULAR_RTOL:g}); the "
                 "mechanism is at a dead point"
             )
+        if outcome == lc.FOLLOWER_RANGE:
+            from .kernels.kinematics import MAX_ABS
+
+            (f, lead), (ratio, offset) = self.follow[int(info[1])], self.follow_f[int(info[1])]
+            names = self.tree.joint_names
+            limit = (MAX_ABS - abs(offset)) / abs(ratio)
+            raise ValueError(
+                f"joint '{names[f]}' follows '{names[lead]}' (ratio {ratio:g}, offset "
+                f"{offset:g}): at this position of '{names[lead]}' it would be beyond "
+                f"±{MAX_ABS:g}; '{names[lead]}' must stay within ±{limit:.6g}"
+            )
         if outcome in (lc.NOT_CLOSED, lc.NOT_FINITE):
             worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))
             raise ValueError(

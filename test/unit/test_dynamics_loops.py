@@ -588,6 +588,27 @@ def test_a_follower_that_moves_a_loop_is_refused():
         Dynamics.from_urdf(GEARED, independent_joints=["crank", "crank_rotor"])
 
 
+def test_a_follower_beyond_the_bound_is_refused_naming_its_leader():
+    """The hip's rotor turns 9 times the hip: the hip may go to 1e50 / 9, no further (both
+    sides of the bound), and a refused call leaves the next one unharmed."""
+    dyn = _leg(rotors={"hip": LEG_ROTORS["hip"]})
+    assert "hip_rotor" in dyn.dependent_joints
+    limit = 1e50 / 9
+    assert abs(limit * 9 - 1e50) <= 1e34  # the largest hip whose rotor is within 1e50
+    at = np.array([limit, 0.3])
+    assert np.all(np.isfinite(dyn.coriolis(at, [1.0, 0.5])[2]))
+    assert dyn.full_position(at)[dyn.tree_joint_names.index("hip_rotor")] <= 1e50
+    beyond = np.array([np.nextafter(limit, np.inf), 0.3])
+    message = r"joint 'hip_rotor' follows 'hip' \(ratio 9, offset 0\).*within ±1.11111e\+49"
+    for method, args in (("coriolis", (beyond, [1.0, 0.5])), ("christoffel", (beyond,)),
+                         ("mass_matrix", (beyond,)), ("gravity", (beyond,))):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            getattr(dyn, method)(*args)
+    y = np.array([0.1, 0.3])
+    assert_close(dyn.mass_matrix(y), _leg(rotors={"hip": LEG_ROTORS["hip"]}).mass_matrix(y),
+                 1e-12, "after a refusal")  # fmt: skip
+
+
 def test_datasheet_rotors_on_a_closed_chain_equal_rotor_links():
     """rotors={...} on the four-bar gives what the same rotor written as a link gives."""
     spec = {"gear_ratio": 9.0, "inertia": [2e-5, 3e-5, 2.5e-5, 1e-6, 0.0, 0.0], "mass": 0.05}

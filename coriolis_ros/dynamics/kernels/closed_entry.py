@@ -33,6 +33,7 @@ from .coriolis_matrix import coriolis_matrix
 from .crba import mass_matrix
 from .kinematics import (
     BAD_Q,
+    MAX_ABS,
     BAD_QD,
     OVERLAP,
     SIZE_OUT,
@@ -42,7 +43,7 @@ from .kinematics import (
     disjoint,
     square_ok,
 )
-from .loop_closure import CLOSED, S3_ROWS, S6_ROWS, closed_state
+from .loop_closure import CLOSED, FOLLOWER_RANGE, S3_ROWS, S6_ROWS, closed_state
 
 SC_SIZE = 3 * S3_ROWS + 6 * S6_ROWS  # the scratch rows s3 and s6, one after the other
 
@@ -150,10 +151,14 @@ def _close(ci, cf, cw, has_start):
         _w(ci, cw, W_RTRIAL, m), _w(ci, cw, W_B, m), _w(ci, cw, W_COL, m),
         _w(ci, cw, W_UK, n), _w(ci, cw, W_UJ, n), _w(ci, cw, W_TARGET, nl),
     )  # fmt: skip
+    if status == CLOSED and ci[I_NF] > 0:
+        bad = _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
+                      _w(ci, cw, W_A, n * ny).reshape((n, ny)),
+                      _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)))  # fmt: skip
+        if bad >= 0:
+            _w(ci, cw, W_INFO, 2)[1] = bad
+            return FOLLOWER_RANGE
     if status == CLOSED:
-        _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
-                _w(ci, cw, W_A, n * ny).reshape((n, ny)),
-                _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)))  # fmt: skip
         for i in range(nq):
             last[i] = q[i]
         cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
@@ -165,17 +170,22 @@ def _follow(ci, ratios, tree_i, q, A, dA):
     """The followers (mimic joints, geared rotors: q_f = ratio q_l + offset) from their
     leaders, after the closure: their position, A's row (ratio times the leader's) and dA's.
     No follower moves a loop (LoopClosure refuses one that does), so the closure never reads
-    them."""
+    them.  Returns -1, or the first follower whose position is beyond +-MAX_ABS (the tree's
+    kernels refuse it)."""
     nf, ny = ci[I_NF], A.shape[1]
     o = ci[I_FOL]
     for k in range(nf):
         f, lead = ci[o + 2 * k], ci[o + 2 * k + 1]
         ratio, offset = ratios[2 * k], ratios[2 * k + 1]
-        q[tree_i[f, 2]] = ratio * q[tree_i[lead, 2]] + offset
+        x = ratio * q[tree_i[lead, 2]] + offset
+        if not abs(x) <= MAX_ABS:
+            return k
+        q[tree_i[f, 2]] = x
         for j in range(ny):
             A[f, j] = ratio * A[lead, j]
             for i in range(ny):
                 dA[f, j, i] = ratio * dA[lead, j, i]
+    return -1
 
 
 @njit(**_OPTS)

@@ -571,6 +571,7 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
 
 
 WRONG_BRANCH, SINGULAR = 3, 4
+FOLLOWER_RANGE = 5  # a follower's position beyond the bound (info[1]: the follower)
 
 
 @njit(**_OPTS)
