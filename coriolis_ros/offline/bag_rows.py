@@ -87,7 +87,8 @@ class RowStream:
         self.where = where  # the bag, for messages
         self.nqb, self.nvb = BASE_SIZES[dyn.root_joint]
         self.measured = tuple(dyn.joint_names[self.nvb :])
-        coupled = dict(dyn.coupled_joints)
+        # a closed chain's followers are among its dependent joints, checked by the closure
+        coupled = dict(dyn.coupled_joints) if dyn.closed is None else {}
         extra = tuple(coupled) + tuple(dyn.dependent_joints)
         self.buffer = JointStateBuffer(self.measured, extra_names=extra)
         self.mimic_check = MimicCheck(self.buffer, coupled, mimic_tolerance) if coupled else None

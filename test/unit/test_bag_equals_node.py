@@ -156,3 +156,40 @@ def test_bag_rows_equal_node_messages_bit_for_bit(tmp_path, robot, storage):
     assert rejected == counters.rejected > 0
     assert any("off their leader" in note for note in result.notes)
     assert "not_a_joint" in " ".join(result.notes)
+
+
+def test_a_closed_chain_with_a_geared_rotor_gives_the_node_s_rows(tmp_path):
+    """The four-bar with a geared rotor (a <coupling>): a driver publishes every tree joint,
+    the rotor included; the bag's rows are the node's. To rounding, not bit for bit: on a
+    closed chain each Dynamics instance closes the loops by Newton from its own last solution
+    and reduces C q and the other vectors with numpy, so the last bits depend on the history
+    of calls, which differ between the node's tick and the bag's rows."""
+    from coriolis_ros.dynamics import Dynamics
+
+    urdf = (ROBOTS / "four_bar.urdf").read_text().replace(
+        '<loop name="closure"',
+        '<link name="rotor"><inertial><mass value="0.05"/><inertia ixx="2e-5" ixy="0" '
+        'ixz="0" iyy="3e-5" iyz="0" izz="2e-5"/></inertial></link>'
+        '<joint name="rotor" type="continuous"><parent link="base"/><child link="rotor"/>'
+        '<origin rpy="0 -1.5707963267948966 0"/><axis xyz="0 1 0"/></joint>'
+        '<coupling name="gear"><predecessor link="crank_link"/><successor link="rotor"/>'
+        '<ratio value="9.0"/></coupling><loop name="closure"',
+    )
+    dyn = Dynamics.from_urdf(urdf)
+    names = list(dyn.tree_joint_names)
+    messages = []
+    for k in range(40):
+        y, yd = np.array([0.3 + 0.02 * k]), np.array([1.0])
+        q = dyn.close_loops(y)
+        A, _ = dyn.velocity_map(y)
+        messages.append((T0 + k * DT, names, q, A @ yd, []))
+    core, published = _node_rows(urdf, messages)
+    result, rows = _bag_rows(tmp_path, urdf, messages, "mcap")
+    assert len(published) == 40 and len(rows["header.stamp"]) == 40
+    for t, (_, fields) in enumerate(published):
+        for key in FIELDS:
+            want = fields[key]
+            got = rows[key][t].reshape(want.shape)
+            assert np.abs(got - want).max() <= 1e-13 * max(1.0, np.abs(want).max()), (t, key)
+    assert "off the closure" not in core.log.text()
+    assert result.skipped == {} and not any("leader" in note for note in result.notes)
