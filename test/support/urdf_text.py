@@ -40,3 +40,17 @@ def joint(
 
 def robot(*parts: str, name: str = "edge") -> str:
     return f'<?xml version="1.0"?>\n<robot name="{name}">\n' + "".join(parts) + "</robot>\n"
+
+
+def four_bar_with_rotor(four_bar_text: str) -> str:
+    """The bundled four-bar with a geared rotor on its crank: a link ``rotor`` on the base,
+    spinning about the crank's axis, coupled to the crank at ratio 9 (a <coupling>)."""
+    return four_bar_text.replace(
+        '<loop name="closure"',
+        '<link name="rotor"><inertial><mass value="0.05"/><inertia ixx="2e-5" ixy="0" '
+        'ixz="0" iyy="3e-5" iyz="0" izz="2e-5"/></inertial></link>'
+        '<joint name="rotor" type="continuous"><parent link="base"/><child link="rotor"/>'
+        '<origin rpy="0 -1.5707963267948966 0"/><axis xyz="0 1 0"/></joint>'
+        '<coupling name="gear"><predecessor link="crank_link"/><successor link="rotor"/>'
+        '<ratio value="9.0"/></coupling><loop name="closure"',
+    )

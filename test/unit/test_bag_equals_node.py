@@ -19,6 +19,7 @@ import pytest
 from support.bag_helpers import joint_state, write_bag
 from support.node_core_helpers import Core
 from support.ros_helpers import panda_urdf
+from support.urdf_text import four_bar_with_rotor
 
 import coriolis_ros
 from coriolis_ros.offline import bag as offline
@@ -166,15 +167,7 @@ def test_a_closed_chain_with_a_geared_rotor_gives_the_node_s_rows(tmp_path):
     of calls, which differ between the node's tick and the bag's rows."""
     from coriolis_ros.dynamics import Dynamics
 
-    urdf = (ROBOTS / "four_bar.urdf").read_text().replace(
-        '<loop name="closure"',
-        '<link name="rotor"><inertial><mass value="0.05"/><inertia ixx="2e-5" ixy="0" '
-        'ixz="0" iyy="3e-5" iyz="0" izz="2e-5"/></inertial></link>'
-        '<joint name="rotor" type="continuous"><parent link="base"/><child link="rotor"/>'
-        '<origin rpy="0 -1.5707963267948966 0"/><axis xyz="0 1 0"/></joint>'
-        '<coupling name="gear"><predecessor link="crank_link"/><successor link="rotor"/>'
-        '<ratio value="9.0"/></coupling><loop name="closure"',
-    )
+    urdf = four_bar_with_rotor((ROBOTS / "four_bar.urdf").read_text())
     dyn = Dynamics.from_urdf(urdf)
     names = list(dyn.tree_joint_names)
     messages = []

@@ -4,6 +4,7 @@ coordinates, and dependent joints off the closure are reported, never used."""
 
 import numpy as np
 from support.node_core_helpers import Core
+from support.urdf_text import four_bar_with_rotor
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.robots import robot_urdf
@@ -56,15 +57,7 @@ def test_a_closed_chain_with_a_geared_rotor_checks_the_rotor_against_the_closure
     """The four-bar with a geared rotor on its crank (a <coupling> in the URDF): the state is
     the library's; a driver that publishes the rotor at a value its gear ratio does not give
     is reported, never used."""
-    urdf = URDF.replace(
-        '<loop name="closure"',
-        '<link name="rotor"><inertial><mass value="0.05"/><inertia ixx="2e-5" ixy="0" '
-        'ixz="0" iyy="3e-5" iyz="0" izz="2e-5"/></inertial></link>'
-        '<joint name="rotor" type="continuous"><parent link="base"/><child link="rotor"/>'
-        '<origin rpy="0 -1.5707963267948966 0"/><axis xyz="0 1 0"/></joint>'
-        '<coupling name="gear"><predecessor link="crank_link"/><successor link="rotor"/>'
-        '<ratio value="9.0"/></coupling><loop name="closure"',
-    )
+    urdf = four_bar_with_rotor(URDF)
     core = Core(urdf, mimic_tolerance=1e-3)
     model = core.model
     assert model.joint_names == ("crank",)
