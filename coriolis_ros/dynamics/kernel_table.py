@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from numba import types
 
 from . import numba_cache
@@ -142,8 +144,61 @@ def compile_frozen(dispatcher, argtypes, restype=types.int64):
                     _CACHED.add(id(entry))
             dispatcher.compile(restype(*argtypes))
             dispatcher.disable_compile()
+            _fail_fast_on_sequences(dispatcher)
             _FROZEN.add(id(dispatcher))
     return dispatcher
+
+
+def _array_params(dispatcher) -> tuple | None:
+    """(position, dimensions, numpy dtype, writeable) of each array parameter of the
+    dispatcher's
+    signature; None if it has several (a kernel also compiled as another's callee)."""
+    sigs = dispatcher.nopython_signatures
+    if len(sigs) != 1:
+        return None
+    (sig,) = sigs
+    return tuple(
+        (k, t.ndim, np.dtype(str(t.dtype)), t.mutable)
+        for k, t in enumerate(sig.args)
+        if isinstance(t, types.Array)
+    )
+
+
+def _fail_fast_on_sequences(dispatcher) -> None:
+    """A call whose arguments match no compiled signature makes Numba type every argument
+    twice (a search for conversions, then the error message): about 0.4 ms on a seven-joint
+    arm, paid by every call with a list where an array belongs (the caller then converts and
+    calls again). Numba converts no list, tuple or array into an array of another dtype or
+    layout, or a read-only array into a writeable one, so such a mismatch of an array
+    parameter is reported at once."""
+    search, explain = dispatcher._search_new_conversions, dispatcher._explain_matching_error
+    params = _array_params(dispatcher)
+    if params is None:
+        return
+
+    def plainly_wrong(args) -> bool:
+        for k, ndim, dtype, writeable in params:
+            arg = args[k] if k < len(args) else None
+            if not (
+                type(arg) is np.ndarray
+                and arg.ndim == ndim
+                and arg.dtype == dtype
+                and arg.flags.c_contiguous
+                and (arg.flags.writeable or not writeable)
+            ):
+                return True
+        return False
+
+    def search_new_conversions(*args, **kws):
+        return False if plainly_wrong(args) else search(*args, **kws)
+
+    def explain_matching_error(*args, **kws):
+        if plainly_wrong(args):
+            raise TypeError(f"{dispatcher.__name__}: an array argument of the wrong kind")
+        return explain(*args, **kws)
+
+    dispatcher._search_new_conversions = search_new_conversions
+    dispatcher._explain_matching_error = explain_matching_error
 
 
 _SHARED = {
