@@ -411,10 +411,11 @@ class LoopClosure:
         data = {"tree": self._tree_i, "loop": self._loop_i, "anc": self._anc_mask,
                 "dep": self.dependent, "lead_q": self._qi[lead_rows], "lead_c": lead,
                 "lead_r": lead_rows, "keep": self.keep, "perm": np.zeros(nz),
-                "fol": self.follow}  # fmt: skip
+                "fol": self.follow, "wrap": self._wrapped()}  # fmt: skip
         heads = {"tree": ce.I_TREE, "loop": ce.I_LOOP, "anc": ce.I_ANC, "dep": ce.I_DEP,
                  "lead_q": ce.I_LEAD_Q, "lead_c": ce.I_LEAD_C, "lead_r": ce.I_LEAD_R,
-                 "keep": ce.I_KEEP, "perm": ce.I_PERM, "fol": ce.I_FOL}  # fmt: skip
+                 "keep": ce.I_KEEP, "perm": ce.I_PERM, "fol": ce.I_FOL,
+                 "wrap": ce.I_WRAP}  # fmt: skip
         for name, (at, size) in offsets.items():
             ci[heads[name]] = at
             ci[at : at + size] = np.asarray(data[name]).reshape(-1)
@@ -437,6 +438,16 @@ class LoopClosure:
         self.dA = view(ce.W_DA, (n, ny, ny))
         self.info = view(ce.W_INFO, (2,))
         self.residual = view(ce.W_RES, (6 * L,))
+
+    def _wrapped(self) -> np.ndarray:
+        """1 for each dependent joint that is continuous and leads no follower (its position
+        is kept in [-pi, pi] after each closure), else 0."""
+        types = self.tree.joint_types
+        leaders = {int(lead) for _, lead in self.follow}
+        return np.array(
+            [int(types[z] == "continuous" and int(z) not in leaders) for z in self.dependent],
+            dtype=np.int64,
+        )
 
     @property
     def _k(self) -> dict:

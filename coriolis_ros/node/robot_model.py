@@ -129,7 +129,9 @@ class RobotModel:
             MimicCheck(self.buffer, self.mimic, mimic_tolerance) if self.mimic else None
         )
         self.loop_check = (
-            LoopCheck(self.buffer, self.dependent, mimic_tolerance) if self.dependent else None
+            LoopCheck(self.buffer, self.dependent, mimic_tolerance, _continuous(dyn))
+            if self.dependent
+            else None
         )
         self.base = (
             BaseStateBuffer(self.root_joint, dyn.root_link, base_state_timeout) if nvb else None
@@ -163,3 +165,12 @@ class RobotModel:
                 f"{name_list(self.dependent)}"
             )
         return text
+
+
+def _continuous(dyn) -> tuple[str, ...]:
+    """The continuous joints of the tree the kernels run on (compared modulo a turn)."""
+    return tuple(
+        name
+        for name, kind in zip(dyn.tree_joint_names, dyn.tree.joint_types, strict=True)
+        if kind == "continuous"
+    )

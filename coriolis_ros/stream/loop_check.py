@@ -6,7 +6,8 @@ the loops.  Drivers and simulators often publish them too.  They are accepted, n
 coordinates (the library's Newton starts from its previous solution, which tracks the
 mechanism continuously), and :class:`LoopCheck` compares them with the closure so that a
 mechanism that left its assembly (a broken linkage, a wrong loop in the URDF, a driver on
-another branch) is visible.
+another branch) is visible.  A continuous joint's values are compared modulo a turn: the
+library keeps a continuous dependent joint in [-pi, pi], a driver may count its turns.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from .joint_state_buffer import JointStateBuffer
 class LoopCheck:
     """Compare a buffer's tracked dependent-joint values with the closure's."""
 
-    def __init__(self, buffer: JointStateBuffer, dependent: tuple[str, ...], tolerance: float):
+    def __init__(self, buffer: JointStateBuffer, dependent: tuple[str, ...], tolerance: float,
+                 periodic=()):  # fmt: skip
         """``dependent``: the loops' dependent joints, in the order the closure gives their
-        positions; the buffer tracks exactly them as its ``extra_names``, in any order."""
+        positions; the buffer tracks exactly them as its ``extra_names``, in any order.
+        ``periodic``: those of them that are continuous joints (compared modulo 2 pi)."""
         if sorted(buffer.extra_names) != sorted(dependent):
             raise ValueError("the buffer must track exactly the dependent joints as extra names")
         self.buffer = buffer
@@ -32,7 +35,10 @@ class LoopCheck:
         self._seen = np.zeros(len(dependent))
         self._has = np.zeros(len(dependent), dtype=bool)
         self._diff = np.empty(len(dependent))
+        self._turn = np.empty(len(dependent))
         self._bad = np.empty(len(dependent), dtype=bool)
+        self._periodic = np.array([name in set(periodic) for name in dependent], dtype=bool)
+        self._any_periodic = bool(self._periodic.any())
 
     def snapshot(self) -> None:
         """Copy the received values (call under the buffer's lock)."""
@@ -44,6 +50,12 @@ class LoopCheck:
         ``closure`` in the order of ``dependent``."""
         diff, bad = self._diff, self._bad
         np.subtract(self._seen, closure, out=diff)
+        if self._any_periodic:  # the difference into [-pi, pi) for continuous joints
+            turn = self._turn
+            np.add(diff, np.pi, out=turn)
+            np.remainder(turn, 2.0 * np.pi, out=turn)
+            turn -= np.pi
+            np.copyto(diff, turn, where=self._periodic)
         np.abs(diff, out=diff)
         np.greater(diff, self.tolerance, out=bad)
         bad &= self._has

@@ -588,6 +588,28 @@ def test_a_follower_that_moves_a_loop_is_refused():
         Dynamics.from_urdf(GEARED, independent_joints=["crank", "crank_rotor"])
 
 
+def test_a_crank_turning_for_hours_keeps_closing():
+    """The four-bar's coupler (continuous, dependent) turns once per turn of the crank; kept in
+    [-pi, pi), Newton can still place it after 8000 turns (it failed at 32768 rad, where the
+    spacing of doubles near the coupler's value reached Newton's tolerance), and the state
+    there is the state a turn count earlier."""
+    dyn = _four_bar()
+    coupler = dyn.tree_joint_names.index("coupler")
+    y, yd = np.zeros(1), np.array([1.0])
+    out = tuple(np.empty((1, 1)) for _ in range(3))
+    while y[0] < 5e4:
+        y[0] += 0.19
+        dyn.coriolis(y, yd, out=out)
+    q = dyn.full_position(y)
+    assert -np.pi <= q[coupler] < np.pi
+    fresh = _four_bar()
+    again = fresh.coriolis(np.remainder(y, 2 * np.pi), yd)
+    for got, want in zip(out, again, strict=True):
+        assert_close(got, want, 1e-10, "8000 turns later")
+    q0 = fresh.full_position(np.remainder(y, 2 * np.pi))
+    assert_close(q[1:], q0[1:], 1e-10, "the dependent joints")
+
+
 def test_a_follower_beyond_the_bound_is_refused_naming_its_leader():
     """The hip's rotor turns 9 times the hip: the hip may go to 1e50 / 9, no further (both
     sides of the bound), and a refused call leaves the next one unharmed."""

@@ -78,3 +78,30 @@ def test_a_closed_chain_with_a_geared_rotor_checks_the_rotor_against_the_closure
     assert "'rotor' = " in core.log.text() and "off the closure" in core.log.text()
     again = core.published[1][1]["coriolis_matrix"]
     np.testing.assert_array_equal(again, fields["coriolis_matrix"])
+
+
+def test_continuous_dependent_joints_are_compared_modulo_a_turn():
+    """The library keeps a continuous dependent joint in [-pi, pi); a driver may count its
+    turns. A whole number of turns apart is no disagreement; the tolerance still holds on
+    both sides of a turn, and a revolute joint a turn off is reported."""
+    from coriolis_ros.stream.joint_state_buffer import JointStateBuffer
+    from coriolis_ros.stream.loop_check import LoopCheck
+
+    buf = JointStateBuffer(("crank",), extra_names=("coupler", "rocker"))
+    check = LoopCheck(buf, ("coupler", "rocker"), 1e-3, periodic=("coupler",))
+    turn = 2 * np.pi
+    seam = np.pi - 1e-4  # the closure just below +pi, a driver just above -pi: 2e-4 apart
+    for closure_coupler, received, reported in (
+        (3.0, [3.0 + 7 * turn, -0.5], []),
+        (3.0, [3.0 - 3 * turn, -0.5], []),
+        (3.0, [3.0 + turn + 9.9e-4, -0.5 - 9.9e-4], []),
+        (3.0, [3.0 + turn + 1.1e-3, -0.5], ["coupler"]),
+        (3.0, [3.0 - turn - 1.1e-3, -0.5], ["coupler"]),
+        (3.0, [3.0, -0.5 + turn], ["rocker"]),
+        (seam, [-seam, -0.5], []),
+        (seam, [-seam + 1e-3, -0.5], ["coupler"]),
+    ):
+        buf.update(["coupler", "rocker"], received, [], 0, "s", 0.0)
+        check.snapshot()
+        got = check.compare(np.array([closure_coupler, -0.5]))
+        assert [name for name, *_ in got] == reported, received

@@ -10,7 +10,8 @@ steps need is a view into
 ``ci`` int64   the sizes (header I_*), the offsets of the integer regions and of the
                workspace's regions (W_*), then the integer data: the tree's and loops'
                tables, the dependent joints, the loops' lead joints, the kept positions,
-               the QR's column permutation (written), and the followers' rows;
+               the QR's column permutation (written), the followers' rows, and which
+               dependent joints are continuous (their position is kept in [-pi, pi]);
 ``cf`` float64 the tree's and loops' geometry, then Newton's tolerance, largest step and the
                two rank thresholds, then each follower's ratio and offset;
 ``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
@@ -24,6 +25,8 @@ SINGULAR), NOT_FINITE_OUT, TREE + a tree kernel's status.
 """
 
 from __future__ import annotations
+
+import math
 
 from numba import njit
 
@@ -60,8 +63,9 @@ TREE = 200  # + a tree kernel's status (an internal error: its inputs were check
 # ci header: sizes
 I_N, I_NQ, I_L, I_NZ, I_NL, I_NY, I_NQY, I_MAX_STEPS, I_NF = range(9)
 # ci header: offsets of the integer regions in ci
-I_TREE, I_LOOP, I_ANC, I_DEP, I_LEAD_Q, I_LEAD_C, I_LEAD_R, I_KEEP, I_PERM, I_FOL = range(9, 19)
-I_W = 19  # ci[I_W + W_*]: the offset of workspace region W_* in cw
+(I_TREE, I_LOOP, I_ANC, I_DEP, I_LEAD_Q, I_LEAD_C, I_LEAD_R, I_KEEP, I_PERM, I_FOL,
+ I_WRAP) = range(9, 20)  # fmt: skip
+I_W = 20  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 # workspace regions
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
@@ -81,7 +85,7 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf:
     m = 6 * loops
     ints = [("tree", 3 * n), ("loop", 3 * loops), ("anc", 2 * loops * n), ("dep", nz),
             ("lead_q", nl), ("lead_c", nl), ("lead_r", nl), ("keep", nqy),
-            ("perm", nz), ("fol", 2 * nf)]  # fmt: skip
+            ("perm", nz), ("fol", 2 * nf), ("wrap", nz)]  # fmt: skip
     offsets, at = {}, HEADER
     for name, size in ints:
         offsets[name] = (at, size)
@@ -151,6 +155,8 @@ def _close(ci, cf, cw, has_start):
         _w(ci, cw, W_RTRIAL, m), _w(ci, cw, W_B, m), _w(ci, cw, W_COL, m),
         _w(ci, cw, W_UK, n), _w(ci, cw, W_UJ, n), _w(ci, cw, W_TARGET, nl),
     )  # fmt: skip
+    if status == CLOSED:
+        _wrap(ci, tree_i, dep, q)
     if status == CLOSED and ci[I_NF] > 0:
         bad = _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
                       _w(ci, cw, W_A, n * ny).reshape((n, ny)),
@@ -163,6 +169,21 @@ def _close(ci, cf, cw, has_start):
             last[i] = q[i]
         cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
     return status
+
+
+@njit(**_OPTS)
+def _wrap(ci, tree_i, dep, q):
+    """Continuous dependent joints back into [-pi, pi]: one turning with a crank gains a turn
+    per turn of the crank, and Newton, which moves it by steps near 1e-12, can no longer
+    place it once its value is so large that its spacing of doubles is that coarse (32768
+    rad on the four-bar: after an hour of a crank at 10 rad/s)."""
+    o = ci[I_WRAP]
+    for z in range(dep.shape[0]):
+        if ci[o + z]:
+            i = tree_i[dep[z], 2]
+            x = q[i]
+            if abs(x) > math.pi:
+                q[i] = x - 2.0 * math.pi * math.floor((x + math.pi) / (2.0 * math.pi))
 
 
 @njit(**_OPTS)
