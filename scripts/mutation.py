@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 UNITS = "test/unit/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
 FOLLOWERS = "test/unit/test_stream_follower_bounds.py"  # the followers' bound, fast too
 EQUIVALENTS = "test/mutation_equivalents.txt"
-BUFFER_TESTS = [UNITS, FOLLOWERS, "test/unit/test_offline_bag_stream.py",
+BUFFER_TESTS = [UNITS, FOLLOWERS, "test/unit/test_mutants_joint_state_buffer.py",
+                "test/unit/test_offline_bag_stream.py",
                 "test/unit/test_bag_equals_node.py"]  # fmt: skip
 DYNAMICS_TESTS = [
     "test/packaging/test_urdf_hygiene.py",  # urdf_checks' own: xacro, paths, inertia warnings
@@ -93,6 +94,8 @@ TARGETS = {
                                    "test/unit/test_dynamics_locked.py",
                                    "test/unit/test_dynamics_mimic.py",
                                    "test/unit/test_finite_urdf.py::test_resolved_mimic_chain_bounded",
+                                   "test/unit/test_finite_urdf.py::"
+                                   "test_gravity_locked_joints_and_rotors_bounded",
                                    "test/unit/test_dynamics_rotors.py::"
                                    "test_bad_couplings_are_urdf_errors_naming_them",
                                    "test/unit/test_dynamics_rotors.py::"
