@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from coriolis_ros.dynamics.model import MF_C, MF_I, MF_M, MF_WIDTH
 from coriolis_ros.dynamics.rotor_fold import balanced
@@ -102,3 +103,159 @@ def test_a_massless_body_has_no_centre_to_check():
     assert balanced(body(mass=0.0, centre=(0.3, -0.2, 0.0))) == 1.0
     for mass in (1e-9, 0.5, 1.0, 3.0):
         assert balanced(body(mass=mass, centre=(0.3, -0.2, 0.0))) is None, mass
+
+
+# ------------------------------------------------------------------ fold and compact, by hand
+# A four-row tree built here: a (revolute, on the world), r (a's rotor, ratio 9, on the world),
+# b (revolute, on a), s (b's rotor, ratio 5, hanging from a, b's parent). Reduced coordinates
+# (a, b); A per row (column, multiplier), phi per coordinate (source, multiplier, offset).
+
+from coriolis_ros.dynamics.model import (  # noqa: E402
+    MF_PARENT, MF_Q, MF_R, MF_T, MF_TYPE, PRISMATIC, REVOLUTE,
+)  # fmt: skip
+from coriolis_ros.dynamics.rotor_fold import compact, fold  # noqa: E402
+
+
+def _row(parent, q, mass, centre, moments, rotation=np.eye(3), origin=(0.0, 0.0, 0.0),
+         kind=REVOLUTE):  # fmt: skip
+    row = body(mass, moments, centre)
+    row[MF_R : MF_R + 9] = np.asarray(rotation, dtype=float).reshape(-1)
+    row[MF_T : MF_T + 3] = origin
+    row[MF_PARENT], row[MF_TYPE], row[MF_Q] = parent, kind, q
+    return row
+
+
+RX90 = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # its z column: (0, -1, 0)
+
+
+def _tree(s_products=0.0, a_mass=1.0):
+    s_moments = np.diag([2e-5, 2e-5, 5e-5])
+    s_moments[0, 1] = s_moments[1, 0] = s_products
+    mf = np.array([
+        _row(-1, 0, a_mass, (0.2, 0.0, 0.0), (0.01, 0.02, 0.03)),
+        _row(-1, 1, 0.2, (0.0, 0.0, 0.04), (1e-5, 1e-5, 3e-5), rotation=RX90),
+        _row(0, 2, 0.7, (0.0, 0.1, 0.0), (0.004, 0.005, 0.006), origin=(0.3, 0.0, 0.0)),
+        _row(0, 3, 0.3, (0.0, 0.0, 0.05), (2e-5, 2e-5, 5e-5), origin=(0.1, 0.0, 0.0)),
+    ])  # fmt: skip
+    mf[3, MF_I : MF_I + 9] = s_moments.reshape(-1)
+    leaders = np.array([-1, 0, -1, 2])  # r joins a's walk, s joins b's
+    followers = np.array([False, True, False, True])
+    A = np.array([[0, 1.0], [0, 9.0], [1, 1.0], [1, 5.0]])
+    phi = np.array([[0, 1.0, 0.0], [0, 9.0, 0.0], [1, 1.0, 0.0], [1, 5.0, 0.0]])
+    return mf, leaders, followers, A, phi, [0, 2]
+
+
+def test_fold_welds_a_rotor_to_its_parent_and_flags_it():
+    """s's body goes onto a (mass 1 + 0.3, centre and inertia by the parallel-axis theorem,
+    worked out here); r hangs from the world: nothing to weld it to. Both are flagged 1 with
+    their spin moments."""
+    mf, leaders, followers, *_ = _tree()
+    folded, flags, spin = fold(mf, leaders, followers)
+    np.testing.assert_array_equal(flags, [0.0, 1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(spin, [0.0, 3e-5, 0.0, 5e-5])
+    assert folded[0, MF_M] == pytest.approx(1.3, rel=1e-15)
+    centre = np.array([1.0 * 0.2 + 0.3 * 0.1, 0.0, 0.3 * 0.05]) / 1.3
+    np.testing.assert_allclose(folded[0, MF_C : MF_C + 3], centre, rtol=0, atol=1e-16)
+    da, ds = np.array([0.2, 0, 0]) - centre, np.array([0.1, 0, 0.05]) - centre
+    want = (np.diag([0.01, 0.02, 0.03]) + 1.0 * (da @ da * np.eye(3) - np.outer(da, da))
+            + np.diag([2e-5, 2e-5, 5e-5]) + 0.3 * (ds @ ds * np.eye(3) - np.outer(ds, ds)))
+    np.testing.assert_allclose(folded[0, MF_I : MF_I + 9].reshape(3, 3), want, atol=1e-17)
+    np.testing.assert_array_equal(folded[2], mf[2])  # b untouched
+    np.testing.assert_array_equal(mf[0], _tree()[0][0])  # the input is not changed
+
+
+def test_rotors_that_do_not_qualify_are_not_folded():
+    """Not a follower; a follower hanging from a row that is not its leader's parent; a
+    prismatic one; one with a child row; an unbalanced one: each stays a body."""
+    mf, leaders, followers, *_ = _tree()
+    cases = []
+    not_following = followers.copy()
+    not_following[3] = False
+    cases.append((mf, leaders, not_following))
+    no_leader = leaders.copy()
+    no_leader[3] = -1  # s hangs from a (row 0), not beside its leader
+    cases.append((mf, no_leader, followers))
+    prismatic = mf.copy()
+    prismatic[3, MF_TYPE] = PRISMATIC
+    cases.append((prismatic, leaders, followers))
+    unbalanced = _tree(s_products=1e-6)[0]
+    cases.append((unbalanced, leaders, followers))
+    for k, (m, lead, follow) in enumerate(cases):
+        flags = fold(m, lead, follow)[1]
+        np.testing.assert_array_equal(flags, [0.0, 1.0, 0.0, 0.0], err_msg=str(k))
+    # a child row under s, or under r (row 1 as a parent, and row 0 as a parent below)
+    for rotor in (1, 3):
+        with_child = np.vstack([mf, _row(rotor, 4, 0.1, (0, 0, 0), (1e-3, 1e-3, 1e-3))])
+        flags = fold(with_child, np.r_[leaders, -1], np.r_[followers, False])[1]
+        want = [0.0, 1.0, 0.0, 1.0, 0.0]
+        want[rotor] = 0.0
+        np.testing.assert_array_equal(flags, want, err_msg=str(rotor))
+    first = np.vstack([_row(-1, 0, 0.2, (0, 0, 0), (1e-5, 1e-5, 3e-5)),
+                       _row(-1, 1, 1.0, (0, 0, 0), (1e-2, 1e-2, 1e-2)),
+                       _row(0, 2, 0.1, (0, 0, 0), (1e-3, 1e-3, 1e-3))])  # fmt: skip
+    # row 0 a follower on the world (its leader is row 1) with a child: not folded
+    flags = fold(first, np.array([-1, -1, -1]), np.array([True, False, False]))[1]
+    np.testing.assert_array_equal(flags, [0.0, 0.0, 0.0])
+
+
+def test_compact_of_a_tree_whose_rotors_all_fold_is_direct():
+    """Kept rows a, b (b's parent renumbered), the identity map and perm, positions read
+    straight from qbar; spin lines in tree order: r (on the world, leader a, J 3e-5, axis
+    (0, -1, 0), column 0, ratio 9, q = 9 qbar[0]) then s (on a, leader b, J 5e-5, axis z,
+    column 1, ratio 5, q = 5 qbar[1])."""
+    mf, leaders, followers, A, phi, independent = _tree()
+    folded, flags, spin = fold(mf, leaders, followers)
+    rows, A2, perm, direct, table = compact(folded, flags, spin, A, phi, independent)
+    assert direct is True
+    assert rows.shape == (2, mf.shape[1])
+    np.testing.assert_array_equal(rows[:, MF_PARENT], [-1.0, 0.0])
+    np.testing.assert_array_equal(rows[:, MF_Q], [0.0, 1.0])
+    np.testing.assert_array_equal(rows[1, MF_T : MF_T + 3], [0.3, 0.0, 0.0])  # b's row
+    np.testing.assert_array_equal(A2, [[0, 1.0], [1, 1.0]])
+    np.testing.assert_array_equal(perm, [0.0, 1.0])
+    np.testing.assert_allclose(table, [
+        [-1, 0, 3e-5, 0.0, -1.0, 0.0, 0, 9.0, 0, 9.0, 0.0],
+        [0, 1, 5e-5, 0.0, 0.0, 1.0, 1, 5.0, 1, 5.0, 0.0],
+    ], rtol=0, atol=0)  # fmt: skip
+
+
+def test_compact_with_an_unfolded_rotor_reads_the_full_tree():
+    """s unbalanced: kept a, b, s (s's parent a), not direct (s is not a reduced coordinate),
+    perm lists a and b's rows first, the rows keep the full tree's q indices; one spin line."""
+    mf, leaders, followers, A, phi, independent = _tree(s_products=1e-6)
+    folded, flags, spin = fold(mf, leaders, followers)
+    rows, A2, perm, direct, table = compact(folded, flags, spin, A, phi, independent)
+    assert direct is False
+    np.testing.assert_array_equal(rows[:, MF_PARENT], [-1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(rows[:, MF_Q], [0.0, 2.0, 3.0])
+    np.testing.assert_array_equal(A2, [[0, 1.0], [1, 1.0], [1, 5.0]])
+    np.testing.assert_array_equal(perm, [0.0, 1.0, 2.0])
+    assert table.shape == (1, 11) and table[0, 0] == -1 and table[0, 2] == 3e-5
+    # an unfolded rotor kept between the reduced rows: perm puts b's row before it
+    swapped = mf[[0, 3, 2, 1]].copy()
+    swapped[:, MF_Q] = [0, 1, 2, 3]
+    lead, follow = np.array([-1, -1, -1, 0]), np.array([False, True, False, True])
+    A_s = np.array([[0, 1.0], [1, 5.0], [1, 1.0], [0, 9.0]])
+    phi_s = np.array([[0, 1.0, 0.0], [1, 5.0, 0.0], [1, 1.0, 0.0], [0, 9.0, 0.0]])
+    folded, flags, spin = fold(swapped, lead, follow)  # row 1 has no leader beside it: kept
+    np.testing.assert_array_equal(flags, [0.0, 0.0, 0.0, 1.0])
+    rows, A2, perm, direct, table = compact(folded, flags, spin, A_s, phi_s, [0, 2])
+    assert direct is False
+    np.testing.assert_array_equal(perm, [0.0, 2.0, 1.0])
+    np.testing.assert_array_equal(rows[:, MF_Q], [0.0, 1.0, 2.0])
+
+
+def test_compact_is_not_direct_when_a_kept_row_is_scaled_or_offset():
+    """Rows kept one to one but a column's multiplier is not 1, or its column is another row's,
+    or a position has a multiplier or an offset: the kernels must change coordinates."""
+    mf, leaders, followers, A, phi, independent = _tree()
+    folded, flags, spin = fold(mf, leaders, followers)
+    for k, (A_x, phi_x) in enumerate([
+        (np.array([[0, 1.0], [0, 9.0], [1, 2.0], [1, 5.0]]), phi),
+        (np.array([[1, 1.0], [0, 9.0], [0, 1.0], [1, 5.0]]), phi),
+        (A, np.array([[0, 1.0, 0.0], [0, 9.0, 0.0], [1, 1.0, 0.5], [1, 5.0, 0.0]])),
+        (A, np.array([[0, 1.0, 0.0], [0, 9.0, 0.0], [1, 3.0, 0.0], [1, 5.0, 0.0]])),
+    ]):  # fmt: skip
+        rows, _, _, direct, _ = compact(folded, flags, spin, A_x, phi_x, independent)
+        assert direct is False, k
+        np.testing.assert_array_equal(rows[:, MF_Q], [0.0, 2.0], err_msg=str(k))
