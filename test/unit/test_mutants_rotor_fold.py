@@ -161,6 +161,10 @@ def test_fold_welds_a_rotor_to_its_parent_and_flags_it():
             + np.diag([2e-5, 2e-5, 5e-5]) + 0.3 * (ds @ ds * np.eye(3) - np.outer(ds, ds)))
     np.testing.assert_allclose(folded[0, MF_I : MF_I + 9].reshape(3, 3), want, atol=1e-17)
     np.testing.assert_array_equal(folded[2], mf[2])  # b untouched
+    for r in (1, 3):  # the rotors' own rows keep no mass (their geometry stays)
+        np.testing.assert_array_equal(folded[r, MF_M : MF_I + 9], np.zeros(13), err_msg=str(r))
+        np.testing.assert_array_equal(folded[r, MF_PARENT:], mf[r, MF_PARENT:])
+        np.testing.assert_array_equal(folded[r, : MF_M], mf[r, : MF_M])
     np.testing.assert_array_equal(mf[0], _tree()[0][0])  # the input is not changed
 
 
