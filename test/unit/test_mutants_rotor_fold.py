@@ -99,9 +99,10 @@ def test_the_centre_off_the_axis_in_x_or_y_at_and_beyond_a_picometre():
 
 def test_a_massless_body_has_no_centre_to_check():
     """Without mass the centre means nothing: balanced wherever it is; with any mass (light
-    or heavy) the same centre is refused."""
+    or heavy, or negative: parameters stored with check_physical=False) the same centre is
+    refused."""
     assert balanced(body(mass=0.0, centre=(0.3, -0.2, 0.0))) == 1.0
-    for mass in (1e-9, 0.5, 1.0, 3.0):
+    for mass in (1e-9, 0.5, 1.0, 3.0, -0.5):  # a negative mass (check_physical=False) too
         assert balanced(body(mass=mass, centre=(0.3, -0.2, 0.0))) is None, mass
 
 
@@ -263,3 +264,34 @@ def test_compact_is_not_direct_when_a_kept_row_is_scaled_or_offset():
         rows, _, _, direct, _ = compact(folded, flags, spin, A_x, phi_x, independent)
         assert direct is False, k
         np.testing.assert_array_equal(rows[:, MF_Q], [0.0, 2.0], err_msg=str(k))
+
+
+def test_a_rotor_with_a_negative_mass_off_its_axis_is_not_folded():
+    """Parameters stored with check_physical=False may have a negative mass. A rotor whose
+    centre is 1 cm off its spin axis is not balanced whatever the sign of its mass: its world
+    inertia turns with it (m (|c|^2 E - c c^T) is not symmetric about the axis). It must stay
+    a body, and C + C^T must be dM/dt, from central differences of M (CRBA, never folded)."""
+    from coriolis_ros.dynamics import Dynamics
+    from coriolis_ros.robots import robot_urdf
+
+    dyn = Dynamics.from_urdf(robot_urdf("arm7_rotors"))
+    k = dyn.parameter_links.index("joint3_rotor")
+    base = dyn.inertial_parameters()
+    rng = np.random.default_rng(2)
+    q, qd = rng.uniform(-2, 2, 7), rng.normal(0, 1, 7)
+    c = np.array([0.01, 0.0, 0.0])  # the rotor spins about z of its link frame
+    for mass in (0.2, -0.2):
+        pi = base.copy()
+        # URDF centre at the origin, inertia diag(2.5e-5, 2.5e-5, 4e-5) about the centre:
+        # about the origin it is that plus m (|c|^2 E - c c^T) (xx, xy, yy, xz, yz, zz)
+        about_origin = np.diag([2.5e-5, 2.5e-5, 4e-5]) + mass * (c @ c * np.eye(3) - np.outer(c, c))
+        pi[10 * k : 10 * k + 10] = [mass, *(mass * c), *about_origin[[0, 0, 1, 0, 1, 2],
+                                                                    [0, 1, 1, 2, 2, 2]]]
+        dyn.set_inertial_parameters(pi, check_physical=False)
+        folded = {dyn.tree_joint_names[r] for r in dyn.engine.folded_rows}
+        assert "joint3_rotor" not in folded and len(folded) == 6, mass
+        h = 1e-6
+        Mdot = (dyn.mass_matrix(q + h * qd) - dyn.mass_matrix(q - h * qd)) / (2 * h)
+        C = dyn.coriolis(q, qd)[2]
+        scale = np.abs(Mdot).max()
+        assert np.abs(C + C.T - Mdot).max() <= 1e-6 * scale, mass
