@@ -295,3 +295,17 @@ def test_a_rotor_with_a_negative_mass_off_its_axis_is_not_folded():
         C = dyn.coriolis(q, qd)[2]
         scale = np.abs(Mdot).max()
         assert np.abs(C + C.T - Mdot).max() <= 1e-6 * scale, mass
+
+
+def test_the_spin_table_lists_three_rotors_in_tree_order():
+    """A third rotor t on a (ratio -3, on the world) after s: lines r, s, t, as the rows."""
+    mf, leaders, followers, A, phi, independent = _tree()
+    third = _row(-1, 4, 0.1, (0.0, 0.0, 0.02), (1e-5, 1e-5, 7e-5))
+    mf = np.vstack([mf, third])
+    leaders, followers = np.r_[leaders, 0], np.r_[followers, True]
+    A, phi = np.vstack([A, [0, -3.0]]), np.vstack([phi, [0, -3.0, 0.0]])
+    folded, flags, spin = fold(mf, leaders, followers)
+    np.testing.assert_array_equal(flags, [0.0, 1.0, 0.0, 1.0, 1.0])
+    table = compact(folded, flags, spin, A, phi, independent)[4]
+    np.testing.assert_array_equal(table[:, 2], [3e-5, 5e-5, 7e-5])  # J of r, s, t
+    np.testing.assert_array_equal(table[:, 7], [9.0, 5.0, -3.0])
