@@ -309,3 +309,30 @@ def test_the_spin_table_lists_three_rotors_in_tree_order():
     table = compact(folded, flags, spin, A, phi, independent)[4]
     np.testing.assert_array_equal(table[:, 2], [3e-5, 5e-5, 7e-5])  # J of r, s, t
     np.testing.assert_array_equal(table[:, 7], [9.0, 5.0, -3.0])
+
+
+def test_compact_is_direct_above_a_free_joint_and_checks_its_seven_coordinates():
+    """A free base (six rows, coordinates 0..6: each row's MF_Q is the joint's first), joint a
+    (coordinate 7) and a's rotor r on the base body: direct, every kept row reads qbar at its
+    own coordinates. A free joint whose fourth coordinate comes from elsewhere: not direct."""
+    from coriolis_ros.dynamics.model import FREE
+
+    rows = [_row(k - 1, 0, 0.0 if k < 5 else 2.0, (0, 0, 0), (0.1, 0.2, 0.3) if k == 5
+                 else (0.0, 0.0, 0.0), kind=FREE) for k in range(6)]  # fmt: skip
+    rows.append(_row(5, 7, 1.0, (0.1, 0, 0), (0.01, 0.02, 0.03)))
+    rows.append(_row(5, 8, 0.2, (0.0, 0.0, 0.01), (1e-5, 1e-5, 3e-5)))
+    mf = np.array(rows)
+    leaders = np.array([-1] * 7 + [6])
+    followers = np.array([False] * 7 + [True])
+    A = np.array([[k, 1.0] for k in range(7)] + [[6, 9.0]])
+    phi = np.array([[k, 1.0, 0.0] for k in range(8)] + [[7, 9.0, 0.0]])
+    folded, flags, spin = fold(mf, leaders, followers)
+    np.testing.assert_array_equal(flags, [0.0] * 7 + [1.0])
+    out_rows, A2, perm, direct, table = compact(folded, flags, spin, A, phi, list(range(7)))
+    assert direct is True
+    np.testing.assert_array_equal(out_rows[:, MF_Q], [0.0] * 6 + [7.0])
+    np.testing.assert_array_equal(table[0, 8:], [7.0, 9.0, 0.0])
+    for c in range(1, 7):
+        moved = phi.copy()
+        moved[c, 0] = 7.0 + c  # coordinate c of the free joint read from elsewhere
+        assert compact(folded, flags, spin, A, moved, list(range(7)))[3] is False, c
