@@ -158,3 +158,24 @@ def test_joint_limits_from_text_path_and_file_and_a_planar_root(tmp_path):
     unlimited = Dynamics.from_urdf(arm(base_limits=False), gravity=(0, 0, 0))
     lo, hi = B.joint_limits(unlimited, arm(base_limits=False))
     np.testing.assert_array_equal(lo, [-math.pi, -math.pi])
+
+
+def test_the_result_is_frozen_and_the_defaults_are_the_documented_ones():
+    """CoriolisBound cannot be changed after the fact; coriolis_bound's defaults are 1000
+    samples and seed 0 (the signature's), the same result as passing them."""
+    import dataclasses
+
+    dyn = Dynamics.from_urdf(arm(), gravity=(0, 0, 0))
+    lo, hi = [-0.4, 0.5], [0.4, 2.5]  # the peak (q2 = pi/2) is neither a corner nor the centre
+    res = B.coriolis_bound(dyn, lo, hi)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.k_c = 0.0
+    assert res.samples == 1 + 4 + 1000
+    same = B.coriolis_bound(dyn, lo, hi, samples=1000, seed=0)
+    assert (same.k_c, same.k_lower) == (res.k_c, res.k_lower)
+    np.testing.assert_array_equal(same.q_max, res.q_max)
+    other = B.coriolis_bound(dyn, lo, hi, samples=1000, seed=1)
+    assert other.k_c != res.k_c and other.q_max[1] != res.q_max[1]  # another seed: other samples
+    k0, v0 = B.coriolis_gain_lower(dyn, np.array([0.2, 1.0]))
+    k_explicit, v_explicit = B.coriolis_gain_lower(dyn, np.array([0.2, 1.0]), 100, 0)
+    assert k0 == k_explicit and np.array_equal(v0, v_explicit)
