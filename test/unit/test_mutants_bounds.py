@@ -179,3 +179,28 @@ def test_the_result_is_frozen_and_the_defaults_are_the_documented_ones():
     k0, v0 = B.coriolis_gain_lower(dyn, np.array([0.2, 1.0]))
     k_explicit, v_explicit = B.coriolis_gain_lower(dyn, np.array([0.2, 1.0]), 100, 0)
     assert k0 == k_explicit and np.array_equal(v0, v_explicit)
+
+
+CARTESIAN = """<robot name="xyz"><link name="w"/><link name="x"/><link name="y"/>
+  <link name="m"><inertial><mass value="2.0"/>
+    <inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="jx" type="prismatic"><parent link="w"/><child link="x"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="jy" type="prismatic"><parent link="x"/><child link="y"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="jz" type="prismatic"><parent link="y"/><child link="m"/><axis xyz="0 0 1"/>
+    <limit lower="0" upper="4" effort="1" velocity="1"/></joint></robot>"""
+
+
+def test_ties_report_the_first_sample_the_centre():
+    """A point mass on three prismatic joints: M is constant, Gamma is zero everywhere, every
+    sample ties at k = 0; the configuration reported, for k_c and for k_lower, is the first
+    sample, the box's centre (chunks of one and of three samples too)."""
+    dyn = Dynamics.from_urdf(CARTESIAN, gravity=(0, 0, 0))
+    lo, hi = B.joint_limits(dyn, CARTESIAN)
+    np.testing.assert_array_equal(lo, [-1, -3, 0])
+    for chunk in (1, 3, 256):
+        res = B.coriolis_bound(dyn, lo, hi, samples=20, chunk=chunk)
+        assert res.k_c == 0.0 and res.k_lower == 0.0 and res.ratio == math.inf
+        np.testing.assert_array_equal(res.q_max, [0.5, -1.0, 2.0])
+        np.testing.assert_array_equal(res.q_lower, [0.5, -1.0, 2.0])
