@@ -204,3 +204,20 @@ def test_ties_report_the_first_sample_the_centre():
         assert res.k_c == 0.0 and res.k_lower == 0.0 and res.ratio == math.inf
         np.testing.assert_array_equal(res.q_max, [0.5, -1.0, 2.0])
         np.testing.assert_array_equal(res.q_lower, [0.5, -1.0, 2.0])
+
+
+def test_one_joint_gives_zero_and_a_unit_velocity():
+    """One revolute joint: M is constant, so Gamma and every bound are 0, and the velocity
+    reported is still a unit vector of the model's size."""
+    one = ('<robot name="one"><link name="w"/><link name="m"><inertial><mass value="2.0"/>'
+           '<inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+           '<joint name="jx" type="revolute"><parent link="w"/><child link="m"/>'
+           '<origin xyz="0.3 0 0"/><axis xyz="0 0 1"/>'
+           '<limit lower="-1" upper="2" effort="1" velocity="1"/></joint></robot>')  # fmt: skip
+    dyn = Dynamics.from_urdf(one, gravity=(0, 0, 0))
+    assert dyn.nv == 1
+    k, v = B.coriolis_gain_lower(dyn, np.array([0.4]))
+    assert k == 0.0 and v.shape == (1,) and abs(abs(v[0]) - 1.0) < 1e-15
+    assert B.coriolis_gain(dyn, np.array([0.4])) == 0.0
+    res = B.coriolis_bound(dyn, [-1.0], [2.0], samples=3)
+    assert res.k_c == 0.0 and res.v_lower.shape == (1,)
