@@ -242,3 +242,13 @@ def test_the_lower_bound_keeps_the_better_of_its_two_starts():
     assert sampled > 1.7
     assert k_lo >= sampled
     assert np.linalg.norm(dyn.coriolis(q, v)[2], 2) == pytest.approx(k_lo, rel=1e-12)
+
+
+def test_the_box_message_names_the_first_inverted_entry_not_an_empty_one():
+    """lower[0] == upper[0] is a box of one value (fine); lower[1] > upper[1] is the error."""
+    with pytest.raises(ValueError, match=r"^lower\[1\] = 0.5 > upper\[1\] = 0.4$"):
+        B._box([0.3, 0.5, 0.0], [0.3, 0.4, -1.0], 3)
+    with pytest.raises(ValueError, match=r"^lower\[2\] = 0.0 > upper\[2\] = -1.0$"):
+        B._box([0.3, 0.4, 0.0], [0.3, 0.4, -1.0], 3)
+    zero_or_less = B.CoriolisBound(1.0, np.zeros(1), -0.5, np.zeros(1), np.zeros(1), 1)
+    assert zero_or_less.ratio == math.inf  # no positive lower bound: the ratio is unbounded
