@@ -82,6 +82,11 @@ def test_transverse_moments_differing_at_and_beyond_the_tolerance_either_way():
         lower = body()
         lower[index] = 0.5 - 3 * DOCUMENTED  # lowered well beyond the tolerance
         assert balanced(lower) is None, index
+    # a difference of exactly 1e-12 (the double) against a largest moment of 1: within
+    exact = body(moments=(DOCUMENTED, 0.0, 1.0))
+    assert balanced(exact) == 1.0
+    exact[MF_I + 0] = math.nextafter(DOCUMENTED, math.inf)
+    assert balanced(exact) is None
 
 
 def test_the_centre_off_the_axis_in_x_or_y_at_and_beyond_a_picometre():
