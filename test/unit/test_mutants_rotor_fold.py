@@ -341,3 +341,7 @@ def test_compact_is_direct_above_a_free_joint_and_checks_its_seven_coordinates()
         moved = phi.copy()
         moved[c, 0] = 7.0 + c  # coordinate c of the free joint read from elsewhere
         assert compact(folded, flags, spin, A, moved, list(range(7)))[3] is False, c
+        for column, value in ((1, 2.0), (2, 0.5)):  # its multiplier, its offset
+            scaled = phi.copy()
+            scaled[c, column] = value
+            assert compact(folded, flags, spin, A, scaled, list(range(7)))[3] is False, c
