@@ -156,3 +156,17 @@ def test_integrate_a_planar_root_against_the_twist_integrated_exactly(turn):
             want = np.r_[_planar_reference(q[:3], v[:3]), q[3:] + v[3:]]
             tol = 1e-12 if 1e-4 <= abs(turn) < 0.1 else 2e-15
             np.testing.assert_allclose(got, want, rtol=0, atol=tol, err_msg=f"{turn} {theta}")
+
+
+def test_integrate_from_half_turns_about_each_axis_against_pinocchio():
+    """Quaternions with a single nonzero component, (1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0)
+    (half turns about x, y, z) and a scaled identity: every component enters the norm."""
+    dyn = Dynamics.from_urdf(FLYER)
+    oracle = MultiDofOracle(FLYER, dyn)
+    for k in range(4):
+        quat = np.zeros(4)
+        quat[k] = 3.0 if k == 3 else 1.0
+        q = np.r_[0.4, -0.3, 0.7, -1.2, 0.5, quat]
+        v = np.r_[1.3, -0.6, 0.2, 0.1, -0.3, 0.4, -0.5, 0.25]
+        got = dyn.integrate(q, v, 0.5)
+        oracle.same_configuration(got, oracle.integrate(q, 0.5 * v), f"half turn {k}")
