@@ -64,3 +64,64 @@ def test_the_follower_of_a_locked_leader_is_locked_at_m_x_plus_o():
     dyn = Dynamics.from_urdf(urdf, locked_joints={"j1": 0.2})
     assert dyn.locked_joints == {"j1": 0.2, "j2": -2.0 * 0.2 + 0.1}
     assert dyn.joint_names == ("j3",)
+
+
+def _gears(extra: str, jr_extra: str = "", jr2_extra: str = "") -> str:
+    """Joints ja (base -> a), jb (a -> b), jr (base -> rot), jr2 (base -> rot2); the rotors'
+    joints may carry a <mimic>; ``extra`` holds <coupling> elements."""
+    inertial = ('<inertial><mass value="0.1"/>'
+                '<inertia ixx="1e-4" iyy="1e-4" izz="2e-4" ixy="0" ixz="0" iyz="0"/></inertial>')
+    links = "".join(f'<link name="{n}">{inertial}</link>' for n in ("a", "b", "rot", "rot2"))
+    limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+    return (
+        f'<robot name="gears"><link name="base"/>{links}'
+        f'<joint name="ja" type="revolute"><parent link="base"/><child link="a"/>'
+        f'<axis xyz="0 0 1"/>{limit}</joint>'
+        f'<joint name="jb" type="revolute"><parent link="a"/><child link="b"/>'
+        f'<origin xyz="0 0 1"/><axis xyz="0 1 0"/>{limit}</joint>'
+        f'<joint name="jr" type="continuous"><parent link="base"/><child link="rot"/>'
+        f'<axis xyz="0 0 1"/>{jr_extra}</joint>'
+        f'<joint name="jr2" type="continuous"><parent link="base"/><child link="rot2"/>'
+        f'<origin xyz="0.1 0 0"/><axis xyz="0 0 1"/>{jr2_extra}</joint>'
+        f"{extra}</robot>"
+    )
+
+
+def _coupling(pred: str, succ: str, ratio: float, name: str) -> str:
+    return (f'<coupling name="{name}"><predecessor link="{pred}"/><successor link="{succ}"/>'
+            f'<ratio value="{ratio!r}"/></coupling>')  # fmt: skip
+
+
+def _positions(dyn, qbar) -> dict[str, float]:
+    return dict(zip(dyn.tree_joint_names, dyn.full_position(qbar), strict=True))
+
+
+def test_a_mimic_joint_of_a_coupled_joint_follows_its_leader_through_both():
+    """jr = 9 ja (coupling), jr2 mimics jr with 2 and 0.5: jr2 = 2 (9 ja) + 0.5 = 18 ja + 0.5."""
+    urdf = _gears(_coupling("a", "rot", 9.0, "g"),
+                  jr2_extra='<mimic joint="jr" multiplier="2" offset="0.5"/>')  # fmt: skip
+    dyn = Dynamics.from_urdf(urdf)
+    assert dyn.joint_names == ("ja", "jb")
+    q = _positions(dyn, [0.3, -0.2])
+    assert q["jr"] == pytest.approx(9 * 0.3, rel=1e-15)
+    assert q["jr2"] == pytest.approx(18 * 0.3 + 0.5, rel=1e-15)
+
+
+def test_a_coupling_driven_by_a_mimic_joint_multiplies_its_offset_too():
+    """jr mimics ja with 2 and 0.3, jr2 = 3 jr (coupling): jr2 = 3 (2 ja + 0.3) = 6 ja + 0.9."""
+    urdf = _gears(_coupling("rot", "rot2", 3.0, "h"),
+                  jr_extra='<mimic joint="ja" multiplier="2" offset="0.3"/>')  # fmt: skip
+    dyn = Dynamics.from_urdf(urdf)
+    assert dyn.joint_names == ("ja", "jb")
+    q = _positions(dyn, [0.4, 0.1])
+    assert q["jr"] == pytest.approx(2 * 0.4 + 0.3, rel=1e-15)
+    assert q["jr2"] == pytest.approx(6 * 0.4 + 0.9, rel=1e-15)
+
+
+def test_a_cycle_through_a_mimic_joint_and_a_coupling_is_named():
+    """jr2 = 3 jr (coupling) and jr mimics jr2: no leader; a URDFError names the cycle."""
+    from coriolis_ros.dynamics import URDFError
+
+    urdf = _gears(_coupling("rot", "rot2", 3.0, "h"), jr_extra='<mimic joint="jr2"/>')
+    with pytest.raises(URDFError, match="mimic joints and couplings form a cycle through"):
+        Dynamics.from_urdf(urdf)
