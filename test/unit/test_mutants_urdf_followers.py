@@ -36,11 +36,13 @@ def last_within(expected: float, allowed: float, direction: float) -> float:
     return x
 
 
-@pytest.mark.parametrize("leader, multiplier, offset", [(0.03, 1.0, 0.0), (0.2, -2.0, 0.1),
-                                                        (40.0, 2.5, 3.0), (-30.0, 4.0, -5.0)])
+@pytest.mark.parametrize("leader, multiplier, offset", [(0.0, 1.0, 0.0), (0.03, 1.0, 0.0),
+                                                        (0.2, -2.0, 0.1), (40.0, 2.5, 3.0),
+                                                        (-30.0, 4.0, -5.0)])  # fmt: skip
 def test_an_explicit_follower_lock_at_and_beyond_the_tolerance(leader, multiplier, offset):
-    """Expected m x + o: 0.03 and -0.3 (absolute 1e-9), 103 and -125 (relative: 1.03e-7 and
-    1.25e-7), accepted at the tolerance either way, refused at the next double beyond."""
+    """Expected m x + o: 0 (then exactly ±1e-9 is the last double within), 0.03 and -0.3
+    (absolute 1e-9), 103 and -125 (relative: 1.03e-7 and 1.25e-7), accepted at the tolerance
+    either way, refused at the next double beyond."""
     urdf = mimic_pair(multiplier, offset)
     expected = multiplier * leader + offset
     allowed = TOLERANCE * max(1.0, abs(expected))
