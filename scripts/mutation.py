@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 UNITS = "test/unit/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
 FOLLOWERS = "test/unit/test_stream_follower_bounds.py"  # the followers' bound, fast too
 EQUIVALENTS = "test/mutation_equivalents.txt"
-BUFFER_TESTS = [UNITS, FOLLOWERS, "test/unit/test_offline_bag_stream.py",
+BUFFER_TESTS = [UNITS, FOLLOWERS, "test/unit/test_mutants_joint_state_buffer.py",
+                "test/unit/test_offline_bag_stream.py",
                 "test/unit/test_bag_equals_node.py"]  # fmt: skip
 DYNAMICS_TESTS = [
     "test/packaging/test_urdf_hygiene.py",  # urdf_checks' own: xacro, paths, inertia warnings
@@ -76,6 +77,35 @@ TARGETS = {
                              "test/unit/test_dynamics_loops.py::"
                              "test_momentum_observer_finds_an_external_torque_on_a_closed_chain"],
     "dynamics/budgets.py": ["test/unit/test_budgets.py"],
+    "dynamics/rotor_fold.py": ["test/unit/test_mutants_rotor_fold.py",
+                               "test/unit/test_dynamics_rotors.py"],
+    "dynamics/bounds.py": ["test/unit/test_mutants_bounds.py",
+                           "test/unit/test_factorizations.py::test_coriolis_bound_inputs",
+                           "test/unit/test_factorizations.py::"
+                           "test_coriolis_bound_holds_and_is_not_loose"],
+    "dynamics/configuration.py": ["test/unit/test_mutants_configuration.py",
+                                  "test/unit/test_dynamics_floating.py::"
+                                  "test_neutral_and_integrate_against_pinocchio",
+                                  "test/unit/test_dynamics_floating.py::"
+                                  "test_multi_dof_joints_inside_the_tree",
+                                  "test/unit/test_dynamics_floating.py::"
+                                  "test_quaternion_is_normalized_before_use"],
+    "dynamics/urdf_followers.py": ["test/unit/test_mutants_urdf_followers.py",
+                                   "test/unit/test_dynamics_locked.py",
+                                   "test/unit/test_dynamics_mimic.py",
+                                   "test/unit/test_finite_urdf.py::test_resolved_mimic_chain_bounded",
+                                   "test/unit/test_finite_urdf.py::"
+                                   "test_gravity_locked_joints_and_rotors_bounded",
+                                   "test/unit/test_dynamics_rotors.py::"
+                                   "test_bad_couplings_are_urdf_errors_naming_them",
+                                   "test/unit/test_dynamics_rotors.py::"
+                                   "test_a_coupled_joint_that_also_mimics_is_refused",
+                                   "test/unit/test_dynamics_rotors.py::"
+                                   "test_a_gear_train_multiplies_the_ratios",
+                                   "test/unit/test_dynamics_rotors.py::"
+                                   "test_locking_a_rotor_alone_names_its_leader"],
+    "dynamics/coordinates.py": ["test/unit/test_follower_bounds.py",
+                                "test/unit/test_dynamics_mimic.py"],
 }  # fmt: skip
 
 _COMPARE = {

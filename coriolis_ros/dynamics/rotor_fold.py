@@ -67,7 +67,7 @@ def balanced(row: np.ndarray) -> float | None:
         return None
     if abs(float(inertia[0, 0] - inertia[1, 1])) > tol:
         return None
-    if row[MF_M] > 0.0 and float(np.hypot(row[MF_C], row[MF_C + 1])) > OFF_AXIS:
+    if row[MF_M] != 0.0 and float(np.hypot(row[MF_C], row[MF_C + 1])) > OFF_AXIS:
         return None
     return float(inertia[2, 2])
 
