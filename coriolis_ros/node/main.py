@@ -72,6 +72,7 @@ def run(node_class, args=None) -> int:
                 return 0  # SIGINT/SIGTERM during the start-up shut the context down
             get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
             return 1
+        start_exit_watchdog(rclpy.ok, SHUTDOWN_GRACE, _exit_now)
         _spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -107,6 +108,35 @@ def _spin(node) -> None:
         # (rclpy 9.1.2); spin_once with a timeout lets the signal through.
         while node.context.ok():
             executor.spin_once(timeout_sec=0.2)
+
+
+# Once SIGINT/SIGTERM has shut the context down, the process ends within this many seconds,
+# even if a teardown step (the executor's last wait, destroy_node, rcl's shutdown) hangs.
+SHUTDOWN_GRACE = 5.0
+
+
+def start_exit_watchdog(ok, grace: float, exit_now, poll: float = 0.1):
+    """A daemon thread that, once ``ok()`` turns False, gives the teardown ``grace`` seconds
+    and then calls ``exit_now()`` (a stop request never leaves the process running)."""
+    import threading
+
+    def watch() -> None:
+        while ok():
+            time.sleep(poll)
+        time.sleep(grace)
+        exit_now()
+
+    thread = threading.Thread(target=watch, name="coriolis-exit-watchdog", daemon=True)
+    thread.start()
+    return thread
+
+
+def _exit_now() -> None:
+    import os
+
+    print(f"{NODE_NAME}: shutdown did not finish within {SHUTDOWN_GRACE:g} s; exiting",
+          file=sys.stderr, flush=True)  # fmt: skip
+    os._exit(0)
 
 
 def _shut_down_soon(rclpy, wait: float = 0.5) -> bool:
