@@ -144,15 +144,15 @@ def compile_frozen(dispatcher, argtypes, restype=types.int64):
                     _CACHED.add(id(entry))
             dispatcher.compile(restype(*argtypes))
             dispatcher.disable_compile()
-            _fail_fast_on_sequences(dispatcher)
+            _fail_fast_on_wrong_arrays(dispatcher)
             _FROZEN.add(id(dispatcher))
     return dispatcher
 
 
 def _array_params(dispatcher) -> tuple | None:
     """(position, dimensions, numpy dtype, writeable) of each array parameter of the
-    dispatcher's
-    signature; None if it has several (a kernel also compiled as another's callee)."""
+    dispatcher's signature; None if it has several (a kernel also compiled as another's
+    callee)."""
     sigs = dispatcher.nopython_signatures
     if len(sigs) != 1:
         return None
@@ -164,7 +164,7 @@ def _array_params(dispatcher) -> tuple | None:
     )
 
 
-def _fail_fast_on_sequences(dispatcher) -> None:
+def _fail_fast_on_wrong_arrays(dispatcher) -> None:
     """A call whose arguments match no compiled signature makes Numba type every argument
     twice (a search for conversions, then the error message): about 0.4 ms on a seven-joint
     arm, paid by every call with a list where an array belongs (the caller then converts and

@@ -11,7 +11,7 @@ steps need is a view into
                workspace's regions (W_*), then the integer data: the tree's and loops'
                tables, the dependent joints, the loops' lead joints, the kept positions,
                the QR's column permutation (written), the followers' rows, and which
-               dependent joints are continuous (their position is kept in [-pi, pi]);
+               dependent joints are continuous (their position is kept in [-pi, pi));
 ``cf`` float64 the tree's and loops' geometry, then Newton's tolerance, largest step and the
                two rank thresholds, then each follower's ratio and offset;
 ``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
@@ -157,7 +157,7 @@ def _close(ci, cf, cw, has_start):
     )  # fmt: skip
     if status == CLOSED:
         _wrap(ci, tree_i, dep, q)
-    if status == CLOSED and ci[I_NF] > 0:
+    if status == CLOSED and ci[I_NF] > 0:  # after the wrap: followers see the leader's value
         bad = _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
                       _w(ci, cw, W_A, n * ny).reshape((n, ny)),
                       _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)))  # fmt: skip
@@ -173,7 +173,7 @@ def _close(ci, cf, cw, has_start):
 
 @njit(**_OPTS)
 def _wrap(ci, tree_i, dep, q):
-    """Continuous dependent joints back into [-pi, pi]: one turning with a crank gains a turn
+    """Continuous dependent joints back into [-pi, pi): one turning with a crank gains a turn
     per turn of the crank, and Newton, which moves it by steps near 1e-12, can no longer
     place it once its value is so large that its spacing of doubles is that coarse (32768
     rad on the four-bar: after an hour of a crank at 10 rad/s)."""
