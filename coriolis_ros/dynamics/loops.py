@@ -398,6 +398,7 @@ class LoopClosure:
         ny, nz = self.independent.size, self.dependent.size
         lead = np.flatnonzero(np.isin(self.independent, self.loop_rows))
         lead_rows = self.independent[lead]
+        self.lead_rows = lead_rows  # the loops' independent joints (tree rows)
         # the index in q of every joint that is not a coordinate (dependent and followers)
         self.dependent_q = self._qi[self.not_coordinates]
         dependent_q = {int(i) for i in self.dependent_q}
@@ -411,11 +412,13 @@ class LoopClosure:
         data = {"tree": self._tree_i, "loop": self._loop_i, "anc": self._anc_mask,
                 "dep": self.dependent, "lead_q": self._qi[lead_rows], "lead_c": lead,
                 "lead_r": lead_rows, "keep": self.keep, "perm": np.zeros(nz),
-                "fol": self.follow, "wrap": self._wrapped()}  # fmt: skip
+                "fol": self.follow, "wrap": self._wrapped(),
+                "lwrap": [int(self.tree.joint_types[r] == "continuous") for r in lead_rows],
+                }  # fmt: skip
         heads = {"tree": ce.I_TREE, "loop": ce.I_LOOP, "anc": ce.I_ANC, "dep": ce.I_DEP,
                  "lead_q": ce.I_LEAD_Q, "lead_c": ce.I_LEAD_C, "lead_r": ce.I_LEAD_R,
                  "keep": ce.I_KEEP, "perm": ce.I_PERM, "fol": ce.I_FOL,
-                 "wrap": ce.I_WRAP}  # fmt: skip
+                 "wrap": ce.I_WRAP, "lwrap": ce.I_LWRAP}  # fmt: skip
         for name, (at, size) in offsets.items():
             ci[heads[name]] = at
             ci[at : at + size] = np.asarray(data[name]).reshape(-1)
@@ -529,6 +532,14 @@ class LoopClosure:
                 f"joint '{names[f]}' follows '{names[lead]}' (ratio {ratio:g}, offset "
                 f"{offset:g}): at this position of '{names[lead]}' it would be beyond "
                 f"±{MAX_ABS:g}; '{names[lead]}' must stay within ±{limit:.6g}"
+            )
+        if outcome == lc.TOO_FAR:
+            names = ", ".join(self.tree.joint_names[i] for i in self.lead_rows)
+            raise ValueError(
+                f"the loops' independent joints ({names}) moved by {info[0]:.6g} (rad or m) "
+                "since the last closed configuration: continuation along that path would take "
+                f"more than {lc.MAX_CONTINUATION} steps of {MAX_STEP:g}; close from a guess "
+                "instead (close_loops(y, guess=q_tree))"
             )
         if outcome in (lc.NOT_CLOSED, lc.NOT_FINITE):
             worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))

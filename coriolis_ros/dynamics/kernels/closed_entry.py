@@ -10,8 +10,9 @@ steps need is a view into
 ``ci`` int64   the sizes (header I_*), the offsets of the integer regions and of the
                workspace's regions (W_*), then the integer data: the tree's and loops'
                tables, the dependent joints, the loops' lead joints, the kept positions,
-               the QR's column permutation (written), the followers' rows, and which
-               dependent joints are continuous (their position is kept in [-pi, pi));
+               the QR's column permutation (written), the followers' rows, which
+               dependent joints are continuous (their position is kept in [-pi, pi)) and
+               which lead joints are (continuation takes their shorter way round);
 ``cf`` float64 the tree's and loops' geometry, then Newton's tolerance, largest step and the
                two rank thresholds, then each follower's ratio and offset;
 ``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
@@ -64,13 +65,13 @@ TREE = 200  # + a tree kernel's status (an internal error: its inputs were check
 I_N, I_NQ, I_L, I_NZ, I_NL, I_NY, I_NQY, I_MAX_STEPS, I_NF = range(9)
 # ci header: offsets of the integer regions in ci
 (I_TREE, I_LOOP, I_ANC, I_DEP, I_LEAD_Q, I_LEAD_C, I_LEAD_R, I_KEEP, I_PERM, I_FOL,
- I_WRAP) = range(9, 20)  # fmt: skip
-I_W = 20  # ci[I_W + W_*]: the offset of workspace region W_* in cw
+ I_WRAP, I_LWRAP) = range(9, 21)  # fmt: skip
+I_W = 21  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 # workspace regions
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
- W_M, W_MD, W_C, W_ADOT, W_MA) = range(32)  # fmt: skip
-HEADER = I_W + 32
+ W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD) = range(33)  # fmt: skip
+HEADER = I_W + 33
 # cf: the tree's geometry (n x 12), the loops' (L x 27), then these four, then the followers'
 # (ratio, offset) pairs
 P_TOL, P_MAX_STEP, P_RANK_RTOL, P_SINGULAR_RTOL = range(4)
@@ -85,14 +86,14 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf:
     m = 6 * loops
     ints = [("tree", 3 * n), ("loop", 3 * loops), ("anc", 2 * loops * n), ("dep", nz),
             ("lead_q", nl), ("lead_c", nl), ("lead_r", nl), ("keep", nqy),
-            ("perm", nz), ("fol", 2 * nf), ("wrap", nz)]  # fmt: skip
+            ("perm", nz), ("fol", 2 * nf), ("wrap", nz), ("lwrap", nl)]  # fmt: skip
     offsets, at = {}, HEADER
     for name, size in ints:
         offsets[name] = (at, size)
         at += size
     work = [nq, nqy + 1, nq, 9 * n, 3 * n, 6 * n, m, 2, n * ny, n * ny * ny, 6 * n, SC_SIZE,
             m * nz, m * nz, nz, nz, nz, m, nz, nq, m, m, m, n, n, nl, n, n * n, n * n, n * n,
-            n * ny, n * ny]  # fmt: skip
+            n * ny, n * ny, nl]  # fmt: skip
     regions, w = [], 0
     for size in work:
         regions.append((w, size))
@@ -128,7 +129,11 @@ def _w(ci, cw, region, size):
 def _close(ci, cf, cw, has_start):
     """Close the loops from the target in W_Q (continuation from W_LAST when ``has_start``);
     on success W_LAST is the result and the y cache is cleared.  Returns the closure's
-    outcome (loop_closure.CLOSED, ...)."""
+    outcome (loop_closure.CLOSED, ...).
+
+    A continuous lead joint's turns do not move the loops: continuation takes it the shorter
+    way round, to its target modulo a turn, and its target value is put back after the
+    closure (a jump of many turns in one call costs a few steps, not one per 0.2 rad)."""
     n, nq, L, nz, nl, ny = ci[I_N], ci[I_NQ], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NY]
     m = 6 * L
     tree_i, loop_i, anc, dep, lead_q, lead_c, lead_r, _, perm = _ints(ci)
@@ -137,6 +142,14 @@ def _close(ci, cf, cw, has_start):
     p = 12 * n + 27 * L
     q = _w(ci, cw, W_Q, nq)
     last = _w(ci, cw, W_LAST, nq)
+    literal = _w(ci, cw, W_LEAD, nl)
+    turns = ci[ci[I_LWRAP] : ci[I_LWRAP] + nl]
+    if has_start:
+        for c in range(nl):
+            if turns[c]:
+                i = lead_q[c]
+                literal[c] = q[i]
+                q[i] = last[i] + _shorter_way(q[i] - last[i])
     status = closed_state(
         tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, dep, lead_q, lead_c,
         lead_r,
@@ -157,6 +170,10 @@ def _close(ci, cf, cw, has_start):
     )  # fmt: skip
     if status == CLOSED:
         _wrap(ci, tree_i, dep, q)
+        if has_start:
+            for c in range(nl):
+                if turns[c]:
+                    q[lead_q[c]] = literal[c]
     if status == CLOSED and ci[I_NF] > 0:  # after the wrap: followers see the leader's value
         bad = _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
                       _w(ci, cw, W_A, n * ny).reshape((n, ny)),
@@ -172,6 +189,12 @@ def _close(ci, cf, cw, has_start):
 
 
 @njit(**_OPTS)
+def _shorter_way(d):
+    """d, an angle difference, plus whole turns into [-pi, pi)."""
+    return d - 2.0 * math.pi * math.floor((d + math.pi) / (2.0 * math.pi))
+
+
+@njit(**_OPTS)
 def _wrap(ci, tree_i, dep, q):
     """Continuous dependent joints back into [-pi, pi): one turning with a crank gains a turn
     per turn of the crank, and Newton, which moves it by steps near 1e-12, can no longer
@@ -183,7 +206,7 @@ def _wrap(ci, tree_i, dep, q):
             i = tree_i[dep[z], 2]
             x = q[i]
             if abs(x) > math.pi:
-                q[i] = x - 2.0 * math.pi * math.floor((x + math.pi) / (2.0 * math.pi))
+                q[i] = _shorter_way(x)
 
 
 @njit(**_OPTS)

@@ -572,6 +572,11 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
 
 WRONG_BRANCH, SINGULAR = 3, 4
 FOLLOWER_RANGE = 5  # a follower's position beyond the bound (info[1]: the follower)
+TOO_FAR = 6  # continuation would take more than MAX_CONTINUATION steps (info[0]: the jump)
+# Continuation's budget: steps of at most max_step (0.2 rad or m) from the last closed
+# configuration; a larger jump in one call is refused (1000 steps: about 20 ms on a four-bar)
+# rather than stalling the caller for as long as it takes.
+MAX_CONTINUATION = 1000
 
 
 @njit(**_OPTS)
@@ -608,10 +613,11 @@ def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predi
     of A and their row of the tree.  A's other entries (identity rows of the independent
     joints, zero elsewhere) are set by the caller once; this writes A's dependent rows in the
     loop columns and dA's dependent rows.  K_z is factored once for A and dA.  Returns
-    CLOSED, NOT_CLOSED, NOT_FINITE, WRONG_BRANCH (info[1]: the loop) or SINGULAR (info[0]:
-    the pivot ratio); q is the result.  The arguments after Vu are scratch: s3, s6,
-    K, Q (m x nz), perm (int64), norms, vhead, beta, step (nz), y, r_trial, b, col (m),
-    trial (nq), uk, uj (n), target (number of lead joints).
+    CLOSED, NOT_CLOSED, NOT_FINITE, WRONG_BRANCH (info[1]: the loop), SINGULAR (info[0]:
+    the pivot ratio) or TOO_FAR (info[0]: the lead joints' largest jump); q is the result.
+    The arguments after Vu are scratch: s3, s6, K, Q (m x nz), perm (int64), norms, vhead,
+    beta, step (nz), y, r_trial, b, col (m), trial (nq), uk, uj (n), target (number of lead
+    joints).
     """
     qi = tree_i[:, 2]
     nz = dependent.shape[0]
@@ -622,6 +628,9 @@ def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predi
         jump = 0.0
         for c in range(nl):
             jump = max(jump, abs(q[lead_q[c]] - start[lead_q[c]]))
+        if not jump <= MAX_CONTINUATION * max_step:
+            info[0] = jump
+            return TOO_FAR
         steps = max(1, int(math.ceil(jump / max_step)))
         for c in range(nl):
             target[c] = q[lead_q[c]]

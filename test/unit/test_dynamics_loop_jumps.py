@@ -1,0 +1,116 @@
+"""Large moves of a closed chain's independent joints in one call.
+
+Continuation closes the loops in steps of at most 0.2 rad (or m) from the last closed
+configuration.  A continuous lead joint's whole turns do not move the loops, so it is taken the
+shorter way round; any other lead joint that moved further than the continuation's budget is
+refused with a message naming it, instead of stalling the caller.
+
+References: the same mechanism reached by an ordinary small step from the same start (the
+dynamics are periodic in a continuous joint: a whole turn gives the same placements), and the
+crank's value itself (what the caller passed in is what it gets back).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.oracle import assert_close
+
+from coriolis_ros.dynamics import Dynamics
+from coriolis_ros.robots import robot_path
+
+pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
+
+FOUR_BAR = robot_path("four_bar")
+START = 0.3
+STEP = 0.2  # continuation's largest step (dynamics.loops.MAX_STEP)
+BUDGET = 1000  # its number of steps (kernels.loop_closure.MAX_CONTINUATION)
+ROTOR = {"gear_ratio": 9.0, "inertia": [2e-5, 3e-5, 2.5e-5, 1e-6, 0.0, 0.0], "mass": 0.05}
+
+
+def _closed_at_start(**kwargs):
+    dyn = Dynamics.from_urdf(FOUR_BAR, **kwargs)
+    dyn.close_loops([START])
+    return dyn
+
+
+def _revolute_crank(limit=1e4):
+    text = FOUR_BAR.read_text().replace(
+        '<joint name="crank" type="continuous">',
+        '<joint name="crank" type="revolute">'
+        f'<limit lower="{-limit}" upper="{limit}" effort="10" velocity="10"/>',
+    )
+    dyn = Dynamics.from_urdf(text)
+    dyn.close_loops([START])
+    return dyn
+
+
+def _relative(got, want):
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-300))
+
+
+@pytest.mark.parametrize("turns, rest", [(1, 0.05), (-3, 0.05), (10, -0.05), (20000, 0.05)])
+def test_a_continuous_crank_many_turns_away_closes_as_a_small_step_does(turns, rest):
+    """20000 turns (1.26e5 rad) failed before: continuation walked the whole way, 6e5 steps,
+    and the coupler, one more turn per turn, lost the precision Newton needs."""
+    far = _closed_at_start()
+    y = np.array([START + 2 * np.pi * turns + rest])
+    yd = np.array([1.3])
+    got = far.coriolis(y, yd)
+    gamma = far.christoffel(y)
+    near = _closed_at_start()
+    want = near.coriolis(np.array([START + rest]), yd)
+    # y carries its own rounding: 2 pi turns is exact only to y's spacing of doubles
+    tol = 1e-12 + 64 * np.spacing(y[0])
+    for a, b, name in zip(got, want, ("Mbar", "Mbardot", "Cbar"), strict=True):
+        assert _relative(a, b) <= tol, name
+    assert _relative(gamma, near.christoffel(np.array([START + rest]))) <= tol
+    q_far, q_near = far.full_position(y), near.full_position(np.array([START + rest]))
+    crank = far.tree_joint_names.index("crank")
+    assert q_far[crank] == y[0]  # the caller's value, not wrapped
+    others = [i for i in range(q_far.size) if i != crank]
+    assert_close(q_far[others], q_near[others], tol, "the dependent joints")
+    # and the next small step continues from there
+    assert _relative(far.coriolis(y + 0.01, yd)[2], near.coriolis(
+        np.array([START + rest + 0.01]), yd)[2]) <= tol  # fmt: skip
+
+
+def test_a_rotor_on_the_crank_follows_the_callers_value():
+    """A follower of a continuous lead joint takes ratio times the value passed in."""
+    dyn = _closed_at_start(rotors={"crank": ROTOR})
+    y = np.array([START + 2 * np.pi * 500 + 0.1])
+    q = dyn.full_position(y)
+    assert q[dyn.tree_joint_names.index("crank_rotor")] == 9.0 * y[0]
+    want = _closed_at_start(rotors={"crank": ROTOR}).coriolis([START + 0.1], [0.7])[2]
+    assert_close(dyn.coriolis(y, [0.7])[2], want, 1e-9, "rotor after 500 turns")
+
+
+def test_a_revolute_lead_joint_within_the_budget_walks_there():
+    """A lead joint that is not continuous is walked along (its limits may allow many turns):
+    199.99 rad, within 1000 steps of 0.2, closes and equals the continuous crank's state."""
+    dyn = _revolute_crank()
+    y = np.array([START + BUDGET * STEP - 0.01])
+    got = dyn.coriolis(y, [1.1])[2]
+    want = _closed_at_start().coriolis(np.array([np.remainder(y[0], 2 * np.pi)]), [1.1])[2]
+    assert_close(got, want, 1e-10, "walked 199.99 rad")
+    assert dyn.full_position(y)[dyn.tree_joint_names.index("crank")] == y[0]
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_revolute_lead_joint_beyond_the_budget_is_refused_by_name(sign):
+    dyn = _revolute_crank()
+    before = dyn.full_position([START]).copy()
+    y = np.array([START + sign * (BUDGET * STEP + 0.01)])
+    message = (r"the loops' independent joints \(crank\) moved by 200\.01 \(rad or m\).*"
+               r"more than 1000 steps of 0\.2; close from a guess")  # fmt: skip
+    for call in (lambda: dyn.coriolis(y, [1.0]), lambda: dyn.christoffel(y),
+                 lambda: dyn.mass_matrix(y), lambda: dyn.gravity(y)):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            call()
+    # nothing changed, and a guess closes it
+    assert np.array_equal(dyn.full_position([START]), before)
+    guess = _closed_at_start().full_position([np.remainder(y[0], 2 * np.pi)]).copy()
+    guess[dyn.tree_joint_names.index("crank")] = y[0]
+    q = dyn.close_loops(y, guess=guess)
+    assert q[dyn.tree_joint_names.index("crank")] == y[0]
+    assert np.all(np.isfinite(dyn.coriolis(y, [1.0])[2]))
