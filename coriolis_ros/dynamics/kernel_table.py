@@ -132,9 +132,9 @@ _CACHED: set[int] = set()
 
 
 def compile_frozen(dispatcher, argtypes, restype=types.int64):
-    """Compile ``dispatcher`` for one signature (from the cache when it is there), then freeze
-    it; a dispatcher already frozen here is returned as it is.  The first compile chooses
-    Numba's cache directory."""
+    """Compile ``dispatcher`` for one signature (from the cache when it is there), check that
+    it returns ``restype``, then freeze it; a dispatcher already frozen here is returned as
+    it is.  The first compile chooses Numba's cache directory."""
     with _LOCK:
         if id(dispatcher) not in _FROZEN:
             numba_cache.configure()
@@ -142,7 +142,14 @@ def compile_frozen(dispatcher, argtypes, restype=types.int64):
                 if id(entry) not in _CACHED:
                     entry.enable_caching()
                     _CACHED.add(id(entry))
-            dispatcher.compile(restype(*argtypes))
+            # By the argument types alone, as Numba compiles a kernel that another calls: the
+            # on-disk cache keys the two forms apart, and a kernel saved as another's callee
+            # would be compiled again (and saved) by the next process that freezes it.
+            args = tuple(argtypes)
+            dispatcher.compile(args)
+            got = types.unliteral(dispatcher.overloads[args].signature.return_type)
+            if got != restype:
+                raise TypeError(f"{dispatcher.__name__} returns {got}, not {restype}")
             dispatcher.disable_compile()
             _fail_fast_on_wrong_arrays(dispatcher)
             _FROZEN.add(id(dispatcher))
