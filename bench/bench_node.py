@@ -82,6 +82,13 @@ ROBOTS = {
     "arm7_rotors": ("bundled 7-DoF arm with 7 geared rotors (14 bodies)",
                     str(Path(__file__).resolve().parents[1] / "coriolis_ros" / "robots"
                         / "arm7_rotors.urdf")),
+    # closed chains: the publisher sends the independent joints only
+    "four_bar": ("bundled four-bar (1 DoF, 3 tree joints, one loop)",
+                 str(Path(__file__).resolve().parents[1] / "coriolis_ros" / "robots"
+                     / "four_bar.urdf")),
+    "leg_knee_linkage": ("bundled leg with a parallel knee linkage (2 DoF, 4 tree joints)",
+                         str(Path(__file__).resolve().parents[1] / "coriolis_ros" / "robots"
+                             / "leg_knee_linkage.urdf")),
 }
 LATENCY_TARGET_MS = 2.0
 START_TARGET_S = 5.0
@@ -125,10 +132,15 @@ def _dof_joints(urdf: str) -> list[str]:
     """Names of the revolute, continuous and prismatic joints that are coordinates (the
     model's DoFs): a joint that follows another (a geared rotor's, named by a <coupling>
     element as its successor's joint) is left out, as a robot driver publishes its motors'
-    joints only."""
+    joints only.  On a closed chain, the model's independent joints (what an encoder on each
+    actuated joint reports)."""
     import xml.etree.ElementTree as ET
 
     root = ET.fromstring(urdf)
+    if root.find("loop") is not None:
+        from coriolis_ros.dynamics import Dynamics
+
+        return list(Dynamics.from_urdf(urdf).joint_names)
     child_joint = {j.find("child").get("link"): j.get("name") for j in root.iter("joint")
                    if j.find("child") is not None}
     followers = {child_joint.get(c.find("successor").get("link"))
