@@ -75,6 +75,19 @@ def test_a_continuous_crank_many_turns_away_closes_as_a_small_step_does(turns, r
         np.array([START + rest + 0.01]), yd)[2]) <= tol  # fmt: skip
 
 
+@pytest.mark.parametrize("y", [1e15, -3e30, 1e49])
+def test_a_continuous_crank_at_any_size_closes_at_its_pose(y):
+    """The crank's pose at y is its pose at y's angle (numpy's sin and cos reduce exactly);
+    a turn count taken by subtracting 2 pi's multiple would be off by 1e33 at 1e49."""
+    dyn = _closed_at_start()
+    angle = float(np.arctan2(np.sin(y), np.cos(y)))
+    got = dyn.coriolis(np.array([y]), [0.9])
+    want = _closed_at_start().coriolis(np.array([angle]), [0.9])
+    for a, b, name in zip(got, want, ("Mbar", "Mbardot", "Cbar"), strict=True):
+        assert _relative(a, b) <= 1e-12, name
+    assert dyn.full_position([y])[dyn.tree_joint_names.index("crank")] == y
+
+
 def test_a_rotor_on_the_crank_follows_the_callers_value():
     """A follower of a continuous lead joint takes ratio times the value passed in."""
     dyn = _closed_at_start(rotors={"crank": ROTOR})

@@ -146,10 +146,10 @@ def _close(ci, cf, cw, has_start):
     turns = ci[ci[I_LWRAP] : ci[I_LWRAP] + nl]
     if has_start:
         for c in range(nl):
-            if turns[c]:
-                i = lead_q[c]
-                literal[c] = q[i]
-                q[i] = last[i] + _shorter_way(q[i] - last[i])
+            i = lead_q[c]
+            literal[c] = q[i]
+            if turns[c] and not abs(q[i] - last[i]) <= math.pi:
+                q[i] = last[i] + _shorter_way(_angle(q[i]) - _angle(last[i]))
     status = closed_state(
         tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, dep, lead_q, lead_c,
         lead_r,
@@ -186,6 +186,13 @@ def _close(ci, cf, cw, has_start):
             last[i] = q[i]
         cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
     return status
+
+
+@njit(**_OPTS)
+def _angle(x):
+    """x plus whole turns, in [-pi, pi]: by sin and cos, whose argument reduction is exact at
+    any size (x - 2 pi floor(...) is not: at 1e49 its rounding is 1e33)."""
+    return math.atan2(math.sin(x), math.cos(x))
 
 
 @njit(**_OPTS)
