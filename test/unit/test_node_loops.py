@@ -105,3 +105,29 @@ def test_continuous_dependent_joints_are_compared_modulo_a_turn():
         check.snapshot()
         got = check.compare(np.array([closure_coupler, -0.5]))
         assert [name for name, *_ in got] == reported, received
+
+
+def test_a_lead_joint_jump_beyond_the_budget_is_refused_and_the_node_goes_on():
+    """A revolute crank reported 300 rad from the last closed state: that tick publishes
+    nothing and says why; the next state near the last one publishes the library's numbers.
+    A continuous crank 1000 turns away publishes at once (its turns do not move the loop)."""
+    urdf = URDF.replace('<joint name="crank" type="continuous">',
+                        '<joint name="crank" type="revolute">'
+                        '<limit lower="-1e4" upper="1e4" effort="10" velocity="10"/>')  # fmt: skip
+    core = Core(urdf)
+    assert core.joint_state(["crank"], [0.3], [1.0], stamp_ns=1_000)
+    assert len(core.published) == 1
+    core.joint_state(["crank"], [300.3], [1.0], stamp_ns=2_000)
+    assert len(core.published) == 1
+    assert "moved by 300" in core.log.text() and "crank" in core.log.text()
+    assert core.joint_state(["crank"], [0.35], [1.0], stamp_ns=3_000)
+    assert len(core.published) == 2
+    _, _, C = Dynamics.from_urdf(URDF).coriolis([0.35], [1.0])
+    np.testing.assert_allclose(core.published[1][1]["coriolis_matrix"].reshape(1, 1), C,
+                               rtol=1e-12)  # fmt: skip
+    turning = Core(URDF)
+    assert turning.joint_state(["crank"], [0.3], [1.0], stamp_ns=1_000)
+    assert turning.joint_state(["crank"], [0.35 + 2000 * np.pi], [1.0], stamp_ns=2_000)
+    assert len(turning.published) == 2
+    np.testing.assert_allclose(turning.published[1][1]["coriolis_matrix"].reshape(1, 1), C,
+                               rtol=1e-9)  # fmt: skip
