@@ -138,7 +138,12 @@ class Ticker:
                 warn(("wire",), f"publishing via message objects (slower): {problem}")
 
         t0 = time.perf_counter()
-        model.out.compute(model.dyn, matrices=residual_due)
+        try:
+            model.out.compute(model.dyn, matrices=residual_due)
+        except ValueError as exc:
+            if not (loop_seen and self._close_from_received(model, exc)):
+                raise
+            model.out.compute(model.dyn, matrices=residual_due)
         t1 = time.perf_counter()
         stamp = take.stamp
         bad = model.out.nonfinite(has_effort, has_estimate)
@@ -192,6 +197,23 @@ class Ticker:
                 self.reporter.warn(("collision-end",), "collision released", now)
         if self.publish_contact is not None:
             self.publish_contact(stamp, result)
+
+    @staticmethod
+    def _close_from_received(model, refused: ValueError) -> bool:
+        """The library refused to close the loops from its previous solution: if this state
+        carried every dependent joint, close them by Newton from those values (False if it
+        did not; a ValueError naming both refusals if that fails too)."""
+        received = model.loop_check.received()
+        if received is None:
+            return False
+        closed = model.dyn.closed
+        guess = closed.closure.last.copy()
+        guess[closed.closure.dependent_q] = received
+        try:
+            model.dyn.close_loops(model.out.q, guess=guess)
+        except ValueError as exc:
+            raise ValueError(f"{refused}; from the dependent joints received: {exc}") from None
+        return True
 
     def _check_loops(self, model, now: float) -> None:
         """Dependent joints received off the closure: a warning (their values are not used)."""

@@ -6,8 +6,11 @@ the loops.  Drivers and simulators often publish them too.  They are accepted, n
 coordinates (the library's Newton starts from its previous solution, which tracks the
 mechanism continuously), and :class:`LoopCheck` compares them with the closure so that a
 mechanism that left its assembly (a broken linkage, a wrong loop in the URDF, a driver on
-another branch) is visible.  A continuous joint's values are compared modulo a turn: the
-library keeps a continuous dependent joint in [-pi, pi], a driver may count its turns.
+another branch) is visible.  When the closure from the previous solution is refused (a jump
+beyond continuation's budget), a message that carried every dependent joint gives Newton its
+starting point instead (:meth:`LoopCheck.received`).  A continuous joint's values are
+compared modulo a turn: the library keeps a continuous dependent joint in [-pi, pi], a driver
+may count its turns.
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ class LoopCheck:
         """Copy the received values (call under the buffer's lock)."""
         self.buffer.extra_position.take(self._index, out=self._seen)
         self.buffer.extra_has_position.take(self._index, out=self._has)
+
+    def received(self) -> np.ndarray | None:
+        """The snapshot's values in the order of ``dependent`` if every dependent joint was
+        received, else None."""
+        return self._seen.copy() if self._has.all() else None
 
     def compare(self, closure: np.ndarray) -> list[tuple[str, float, float]]:
         """[(dependent joint, value received, value the closure gives)] beyond the tolerance,

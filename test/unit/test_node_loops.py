@@ -131,3 +131,40 @@ def test_a_lead_joint_jump_beyond_the_budget_is_refused_and_the_node_goes_on():
     assert len(turning.published) == 2
     np.testing.assert_allclose(turning.published[1][1]["coriolis_matrix"].reshape(1, 1), C,
                                rtol=1e-9)  # fmt: skip
+
+
+def test_after_a_refused_jump_the_received_dependent_joints_start_newton():
+    """The same 300 rad jump of a revolute crank, but the message carries the coupler and the
+    rocker too (as a driver or a simulator sends them): Newton starts from those values and
+    the state is the library's at that crank angle. Received values from the other assembly
+    branch are refused with both reasons, and nothing is published."""
+    urdf = URDF.replace('<joint name="crank" type="continuous">',
+                        '<joint name="crank" type="revolute">'
+                        '<limit lower="-1e4" upper="1e4" effort="10" velocity="10"/>')  # fmt: skip
+    names = ["crank", "coupler", "rocker"]
+    far = 300.3
+    angle = float(np.arctan2(np.sin(far), np.cos(far)))
+    dyn, q_tree = _closed(angle)  # the continuous four-bar at the same pose
+    received = [far, q_tree[1], q_tree[2]]
+    core = Core(urdf, mimic_tolerance=1e-3)
+    assert core.joint_state(names, [0.3, *_closed(0.3)[1][1:]], [1.0, 0.0, 0.0], stamp_ns=1)
+    assert core.joint_state(names, received, [1.0, 0.0, 0.0], stamp_ns=2)
+    assert len(core.published) == 2
+    _, _, C = dyn.coriolis([angle], [1.0])
+    np.testing.assert_allclose(core.published[1][1]["coriolis_matrix"].reshape(1, 1), C,
+                               rtol=1e-9)  # fmt: skip
+    assert "tick failed" not in core.log.text()
+    # without the dependent joints the same jump is refused (the other side)
+    plain = Core(urdf)
+    plain.joint_state(["crank"], [0.3], [1.0], stamp_ns=1)
+    plain.joint_state(["crank"], [far], [1.0], stamp_ns=2)
+    assert len(plain.published) == 1 and "moved by 300" in plain.log.text()
+    # the rocker of the other assembly (the loop's mirror image): Newton from there lands on
+    # the other branch or fails; either way the tick is refused with both reasons
+    mirror = Core(urdf, mimic_tolerance=1e-3)
+    mirror.joint_state(names, [0.3, *_closed(0.3)[1][1:]], [1.0, 0.0, 0.0], stamp_ns=1)
+    mirror.joint_state(names, [far, q_tree[1] + np.pi, q_tree[2] + np.pi], [1.0, 0.0, 0.0],
+                       stamp_ns=2)  # fmt: skip
+    text = mirror.log.text()
+    assert len(mirror.published) == 1
+    assert "moved by 300" in text and "from the dependent joints received:" in text
