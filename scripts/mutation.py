@@ -104,7 +104,8 @@ TARGETS = {
                                    "test_a_gear_train_multiplies_the_ratios",
                                    "test/unit/test_dynamics_rotors.py::"
                                    "test_locking_a_rotor_alone_names_its_leader"],
-    "dynamics/coordinates.py": ["test/unit/test_follower_bounds.py",
+    "dynamics/coordinates.py": ["test/unit/test_mutants_coordinates.py",
+                                "test/unit/test_follower_bounds.py",
                                 "test/unit/test_dynamics_mimic.py"],
 }  # fmt: skip
 
