@@ -107,6 +107,11 @@ TARGETS = {
     "dynamics/coordinates.py": ["test/unit/test_mutants_coordinates.py",
                                 "test/unit/test_follower_bounds.py",
                                 "test/unit/test_dynamics_mimic.py"],
+    "dynamics/constraints.py": ["test/unit/test_mutants_constraints.py",
+                                "test/unit/test_dynamics_constraints.py"],
+    "dynamics/urdf_geometry.py": ["test/unit/test_mutants_urdf_geometry.py",
+                                  "test/unit/test_dynamics_urdf_errors.py",
+                                  "test/unit/test_dynamics_pinocchio.py"],
 }  # fmt: skip
 
 _COMPARE = {
