@@ -112,6 +112,15 @@ TARGETS = {
     "dynamics/urdf_geometry.py": ["test/unit/test_mutants_urdf_geometry.py",
                                   "test/unit/test_dynamics_urdf_errors.py",
                                   "test/unit/test_dynamics_pinocchio.py"],
+    "dynamics/couplings.py": ["test/unit/test_mutants_couplings.py",
+                              "test/unit/test_dynamics_rotors.py",
+                              "test/unit/test_mutants_urdf_followers.py",
+                              "test/integration/test_rotors_frontends.py::"
+                              "test_load_rotors_reads_both_layouts",
+                              "test/integration/test_rotors_frontends.py::"
+                              "test_load_rotors_refuses_bad_files_naming_them",
+                              "test/integration/test_rotors_frontends.py::"
+                              "test_load_rotors_names_a_missing_file"],
 }  # fmt: skip
 
 _COMPARE = {
