@@ -81,8 +81,8 @@ def test_the_ratio_bounds_are_inclusive_and_the_next_doubles_beyond_are_not():
 
 
 def inertia_at(smallest: float, largest: float) -> list[float]:
-    """A diagonal inertia [smallest, largest, largest]: its principal moments, exactly."""
-    values = [smallest, largest, largest, 0.0, 0.0, 0.0]
+    """A diagonal inertia [smallest, largest / 2, largest]: its principal moments, exactly."""
+    values = [smallest, 0.5 * largest, largest, 0.0, 0.0, 0.0]
     eig = np.linalg.eigvalsh(np.diag(values[:3]))
     assert eig[0] == smallest and eig[-1] == largest
     return values
@@ -91,14 +91,14 @@ def inertia_at(smallest: float, largest: float) -> list[float]:
 @pytest.mark.parametrize("largest", [0.5, 1.0, 4.0, 1e3])
 def test_the_inertia_tolerance_both_sides(largest):
     """A principal moment down to -1e-12 max(1, largest) is round-off (accepted); the next
-    double below it is refused, the moments named."""
+    double below it is refused, the moments named (the middle one is not the largest)."""
     edge = -1e-12 * max(1.0, largest)
     ratio, inertia, mass = cp.check_rotor("j", {**GOOD, "inertia": inertia_at(edge, largest)})
-    assert (ratio, inertia, mass) == (9.0, [edge, largest, largest, 0.0, 0.0, 0.0], 0.1)
+    assert (ratio, inertia, mass) == (9.0, [edge, 0.5 * largest, largest, 0.0, 0.0, 0.0], 0.1)
     beyond = math.nextafter(edge, -math.inf)
     with pytest.raises(ValueError) as info:
         cp.check_rotor("j", {**GOOD, "inertia": inertia_at(beyond, largest)})
-    moments = np.array2string(np.array([beyond, largest, largest]), precision=6)
+    moments = np.array2string(np.array([beyond, 0.5 * largest, largest]), precision=6)
     assert str(info.value) == (
         f"rotors: joint 'j': inertia is not positive semidefinite (principal moments {moments})"
     )
