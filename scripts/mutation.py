@@ -121,6 +121,8 @@ TARGETS = {
                               "test_load_rotors_refuses_bad_files_naming_them",
                               "test/integration/test_rotors_frontends.py::"
                               "test_load_rotors_names_a_missing_file"],
+    "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
+                                 "test/unit/test_dynamics_loops.py"],
 }  # fmt: skip
 
 _COMPARE = {
