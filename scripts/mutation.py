@@ -104,8 +104,25 @@ TARGETS = {
                                    "test_a_gear_train_multiplies_the_ratios",
                                    "test/unit/test_dynamics_rotors.py::"
                                    "test_locking_a_rotor_alone_names_its_leader"],
-    "dynamics/coordinates.py": ["test/unit/test_follower_bounds.py",
+    "dynamics/coordinates.py": ["test/unit/test_mutants_coordinates.py",
+                                "test/unit/test_follower_bounds.py",
                                 "test/unit/test_dynamics_mimic.py"],
+    "dynamics/constraints.py": ["test/unit/test_mutants_constraints.py",
+                                "test/unit/test_dynamics_constraints.py"],
+    "dynamics/urdf_geometry.py": ["test/unit/test_mutants_urdf_geometry.py",
+                                  "test/unit/test_dynamics_urdf_errors.py",
+                                  "test/unit/test_dynamics_pinocchio.py"],
+    "dynamics/couplings.py": ["test/unit/test_mutants_couplings.py",
+                              "test/unit/test_dynamics_rotors.py",
+                              "test/unit/test_mutants_urdf_followers.py",
+                              "test/integration/test_rotors_frontends.py::"
+                              "test_load_rotors_reads_both_layouts",
+                              "test/integration/test_rotors_frontends.py::"
+                              "test_load_rotors_refuses_bad_files_naming_them",
+                              "test/integration/test_rotors_frontends.py::"
+                              "test_load_rotors_names_a_missing_file"],
+    "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
+                                 "test/unit/test_dynamics_loops.py"],
 }  # fmt: skip
 
 _COMPARE = {

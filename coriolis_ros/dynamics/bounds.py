@@ -41,6 +41,9 @@ import numpy as np
 
 from .kernels.kinematics import MAX_ABS
 
+ITERATIONS = 100  # the power method's iterations per start, at most
+LOWER_SAMPLES = 8  # coriolis_bound's samples for the power method besides the worst one
+
 
 @dataclass(frozen=True)
 class CoriolisBound:
@@ -63,18 +66,28 @@ def coriolis_gain(dyn, q) -> float:
     """k(q) = sigma_max of Gamma(q) unfolded as n^2 x n: ||C(q, v)||_2 <= k(q) ||v|| for every v."""
     G = dyn.christoffel(q)
     n = dyn.nv
-    return float(np.linalg.norm(G.reshape(n * n, n), 2)) if n else 0.0
+    return float(np.linalg.norm(G.reshape(n * n, n), 2))
 
 
-def coriolis_gain_lower(dyn, q, iterations: int = 100, seed: int = 0):
+def coriolis_gain_lower(dyn, q, iterations: int = ITERATIONS, seed: int = 0):
     """(k_lo, v): a unit v with ||C(q, v)||_2 = k_lo, from the higher-order power method on the
-    trilinear form u^T C(q, v) w (a local maximum: k_lo <= max_v ||C(q, v)||_2)."""
+    trilinear form u^T C(q, v) w (a local maximum: k_lo <= max_v ||C(q, v)||_2).
+
+    Two starts, the dominant right singular vector of the n^2 x n unfolding and a normal
+    random vector (from ``seed``), each iterated at most ``iterations`` times and stopped at
+    the first step that moves v by less than 1e-12; the better end is returned, the singular
+    vector's when they tie (so a tie does not depend on the seed)."""
     return _power(dyn.christoffel(q), iterations, np.random.default_rng(seed))
 
 
 def coriolis_bound(dyn, lower, upper, samples: int = 1000, seed: int = 0, chunk: int = 256):
     """:class:`CoriolisBound` over the box lower <= q <= upper (the coordinates after a
-    floating or planar base's; see the module docstring)."""
+    floating or planar base's; see the module docstring).
+
+    k_c is the largest k(q) over the samples (the first sample that reaches it: the centre,
+    then the corners, then the random ones); k_lower is the largest :func:`coriolis_gain_lower`
+    (``ITERATIONS`` iterations) at q_max and at ``LOWER_SAMPLES`` samples drawn without
+    repetition (every sample when there are no more), the first configuration on a tie."""
     offset = _base_size(dyn)
     m = dyn.nq - offset
     lo, hi = _box(lower, upper, m)
@@ -84,30 +97,26 @@ def coriolis_bound(dyn, lower, upper, samples: int = 1000, seed: int = 0, chunk:
     rng = np.random.default_rng(seed)
     points = [0.5 * (lo + hi)]
     if m <= 12:
-        corners = np.array(np.meshgrid(*[(a, b) for a, b in zip(lo, hi, strict=True)]))
-        points.extend(corners.reshape(m, -1).T)
+        grids = np.meshgrid(*np.column_stack([lo, hi]))  # one (lo_i, hi_i) pair per coordinate
+        points.extend(np.array([g.ravel() for g in grids]).T)
     points = np.array(points + list(lo + (hi - lo) * rng.random((samples, m))))
     base = dyn.neutral()[:offset]
     n = dyn.nv
-    best = (-1.0, None)
+    k = []
     for start in range(0, len(points), chunk):
         part = points[start : start + chunk]
         Q = np.hstack([np.tile(base, (len(part), 1)), part])
         G = dyn.christoffel_batch(Q).reshape(len(part), n * n, n)
-        k = np.linalg.norm(G, ord=2, axis=(1, 2)) if n else np.zeros(len(part))
-        t = int(np.argmax(k))
-        if k[t] > best[0]:
-            best = (float(k[t]), Q[t].copy())
+        k.append(np.linalg.norm(G, ord=2, axis=(1, 2)))
+    k = np.concatenate(k)
+    best = int(np.argmax(k))  # the first largest
+    q_max = np.r_[base, points[best]]
     # the power method where the upper bound is largest, and at a few random samples
-    lower_best = (-1.0, None, None)
-    candidates = [best[1]] + [
-        np.r_[base, points[i]] for i in rng.choice(len(points), min(8, len(points)), False)
-    ]
-    for q in candidates:
-        k_lo, v = _power(dyn.christoffel(q), 100, rng)
-        if k_lo > lower_best[0]:
-            lower_best = (k_lo, q, v)
-    return CoriolisBound(best[0], best[1], lower_best[0], lower_best[1], lower_best[2], len(points))
+    picked = rng.choice(len(points), min(LOWER_SAMPLES, len(points)), replace=False)
+    candidates = [q_max] + [np.r_[base, points[i]] for i in picked]
+    runs = [(*_power(dyn.christoffel(q), ITERATIONS, rng), q) for q in candidates]
+    k_lo, v, q_lo = max(runs, key=lambda run: run[0])  # the first largest
+    return CoriolisBound(float(k[best]), q_max, k_lo, q_lo, v, len(points))
 
 
 def joint_limits(dyn, urdf) -> tuple[np.ndarray, np.ndarray]:
@@ -137,32 +146,28 @@ def joint_limits(dyn, urdf) -> tuple[np.ndarray, np.ndarray]:
 
 def _power(G: np.ndarray, iterations: int, rng) -> tuple[float, np.ndarray]:
     """Higher-order power method on sum_ijk u_i G_ijk w_j v_k (one start from the dominant
-    right singular vector of the unfolding, one random)."""
-    n = G.shape[0]
-    if n == 0:
-        return 0.0, np.zeros(0)
-    unfolded = G.reshape(n * n, n)
-    starts = [np.linalg.svd(unfolded)[2][0], rng.normal(size=n)]
-    best = (-1.0, starts[0])
-    for v in starts:
-        v = v / np.linalg.norm(v)
-        for _ in range(iterations):
-            C = G @ v
-            U, s, Vt = np.linalg.svd(C)
-            u, w = U[:, 0], Vt[0]
-            v_new = np.einsum("i,ijk,j->k", u, G, w)
-            norm = np.linalg.norm(v_new)
-            if norm == 0.0:
-                break
-            v_new /= norm
-            if np.linalg.norm(v_new - v) < 1e-12:
-                v = v_new
-                break
-            v = v_new
-        k = float(np.linalg.norm(G @ v, 2))
-        if k > best[0]:
-            best = (k, v)
-    return best
+    right singular vector of the unfolding, one random); the first start's end on a tie."""
+    n = len(G)
+    starts = [np.linalg.svd(G.reshape(n * n, n))[2][0], rng.normal(size=n)]
+    ends = [_ascend(G, v / np.linalg.norm(v), iterations) for v in starts]
+    return max(ends, key=lambda end: end[0])
+
+
+def _ascend(G: np.ndarray, v: np.ndarray, iterations: int) -> tuple[float, np.ndarray]:
+    """(||G v||_2, v) after at most ``iterations`` steps from the unit vector v; stops when a
+    step moves v by less than 1e-12, or when G v = 0 (then every v is as good)."""
+    for _ in range(iterations):
+        U, _sigma, Vt = np.linalg.svd(G @ v)
+        v_new = np.einsum("i,ijk,j->k", U[:, 0], G, Vt[0])
+        norm = np.linalg.norm(v_new)
+        if norm == 0.0:
+            break
+        v_new /= norm
+        step = np.linalg.norm(v_new - v)
+        v = v_new
+        if step < 1e-12:
+            break
+    return float(np.linalg.norm(G @ v, 2)), v
 
 
 def _base_size(dyn) -> int:
@@ -174,8 +179,8 @@ def _base_rows(dyn) -> int:
 
 
 def _box(lower, upper, m: int) -> tuple[np.ndarray, np.ndarray]:
-    lo = np.array(lower, dtype=np.float64).reshape(-1)
-    hi = np.array(upper, dtype=np.float64).reshape(-1)
+    lo = np.array(lower, dtype=np.float64).ravel()
+    hi = np.array(upper, dtype=np.float64).ravel()
     if lo.shape != (m,) or hi.shape != (m,):
         raise ValueError(f"lower and upper must have {m} entries, got {lo.size} and {hi.size}")
     if not (np.all(np.abs(lo) <= MAX_ABS) and np.all(np.abs(hi) <= MAX_ABS)):

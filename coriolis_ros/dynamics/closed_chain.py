@@ -135,10 +135,10 @@ class ClosedChain(RowByRowBatches):
             raise ValueError("out arrays have the wrong shape")
         if status == OVERLAP:
             raise ValueError("out arrays must not share memory")
+        if ce.CLOSURE < status < ce.NOT_FINITE_OUT:  # the closure's outcomes
+            self.closure.fail(status)
         if status == ce.NOT_FINITE_OUT:
             self._finite(np.array([np.nan]))
-        if ce.CLOSURE < status < ce.NOT_FINITE_OUT:
-            self.closure.fail(status)
         raise RuntimeError(f"internal error: closed-chain kernel status {status}")
 
     def _state(self, q):

@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels.kinematics import MAX_ABS
+
 
 def reduce(M, C, A, Adot, g=None):
     """(Mbar, Cbar, gbar) = (A^T M A, A^T C A + A^T M Adot, A^T g); gbar is None without g.
 
     ``M`` and ``C`` are (n, n), ``A`` and ``Adot`` (n, m) with m <= n, ``g`` (n,) or
-    None.  Everything must be finite; ``ValueError`` names the argument otherwise.
+    None.  Every entry must be within ±1e50 (NaN and infinities are not), so that the products
+    stay finite; ``ValueError`` names the argument otherwise.
     """
     M = _matrix(M, "M")
-    n = M.shape[0]
+    n = len(M)
     if M.shape != (n, n):
         raise ValueError(f"M must be square, got shape {M.shape}")
     C = _matrix(C, "C")
@@ -54,8 +57,8 @@ def reduce(M, C, A, Adot, g=None):
         g = np.array(g, dtype=np.float64)
         if g.shape != (n,):
             raise ValueError(f"g must have shape ({n},), got {g.shape}")
-        if not np.all(np.isfinite(g)):
-            raise ValueError("g has a NaN or infinite entry")
+        if not np.all(np.abs(g) <= MAX_ABS):
+            raise ValueError(f"g has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
         gbar = A.T @ g
     return Mbar, Cbar, gbar
 
@@ -67,6 +70,6 @@ def _matrix(x, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a 2-D array of numbers: {exc}") from None
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} has a NaN or infinite entry")
+    if not np.all(np.abs(arr) <= MAX_ABS):
+        raise ValueError(f"{name} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) entry")
     return arr

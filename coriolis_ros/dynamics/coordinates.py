@@ -48,7 +48,7 @@ class CoordinateMap:
         src = {n: k for k, n in enumerate(self.position_names)}
         A = np.zeros((model.nv, 2))
         for r, name in enumerate(model.joint_names):
-            leader, m, _ = mimic.get(name, (name, 1.0, 0.0))
+            leader, m, _ = mimic.get(name, (name, 1.0, None))  # the offset is phi's alone
             A[r, A_COL], A[r, A_MUL] = col[leader], m
         phi = np.zeros((model.nq, 3))
         for r, name in enumerate(model.position_names):

@@ -216,7 +216,7 @@ def add_rotors(root, rotors: Mapping | None) -> list[Coupling]:
         ET.SubElement(inertial, "origin", xyz="0 0 0", rpy="0 0 0")
         ET.SubElement(inertial, "mass", value=repr(mass))
         keys = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
-        ET.SubElement(inertial, "inertia", {k: repr(v) for k, v in zip(keys, inertia, strict=True)})
+        ET.SubElement(inertial, "inertia", dict(zip(keys, map(repr, inertia))))  # six each
         elem = ET.SubElement(root, "joint", name=rotor, type="continuous")
         ET.SubElement(elem, "parent", link=parent.get("link"))
         ET.SubElement(elem, "child", link=rotor)

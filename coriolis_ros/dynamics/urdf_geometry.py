@@ -31,12 +31,10 @@ def rpy_matrix(rpy) -> np.ndarray:
 
 
 def align_z(axis: np.ndarray) -> np.ndarray:
-    """A rotation whose third column is the unit vector ``axis``."""
-    if axis[2] > 1.0 - 1e-15:
-        return np.eye(3)
-    if axis[2] < -1.0 + 1e-15:
-        return np.diag([1.0, -1.0, -1.0])
-    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    """A rotation whose third column is the unit vector ``axis`` (the identity for z, diag(1,
+    -1, -1) for -z).  Its first column is x made orthogonal to the axis (y when the axis is
+    within about 26 degrees of ±x); an axis off ±z by however little is kept as it is."""
+    helper = np.eye(3)[0 if abs(axis[0]) < 0.9 else 1]  # x, or y near ±x
     x = helper - helper.dot(axis) * axis
     x /= np.linalg.norm(x)
     y = np.cross(axis, x)

@@ -151,9 +151,9 @@ def request_base(
         if not (np.abs(values) <= MAX_ABS).all():
             return f"{what} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) value"
     if nq == 7:
-        norm = float(np.linalg.norm(position[3:7]))
+        norm = float(np.linalg.norm(position[3:]))
         if not norm >= MIN_NORM:
             return "base_position has a zero quaternion"
         position = position.copy()
-        position[3:7] /= norm
+        position[3:] /= norm
     return position, velocity if len(velocity) else np.zeros(nv)

@@ -49,7 +49,7 @@ def observer_gains(value, n: int) -> np.ndarray:
     """K_O per joint from a parameter value: one positive number or n of them (ValueError)."""
     if isinstance(value, bool) or value is None:
         raise ValueError(f"observer_gain must be a positive number or {n} of them, got {value!r}")
-    arr = np.array(value, dtype=np.float64).reshape(-1)
+    arr = np.array(value, dtype=np.float64).ravel()
     if arr.size == 1:
         arr = np.full(n, arr[0])
     if arr.shape != (n,):

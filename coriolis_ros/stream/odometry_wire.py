@@ -26,16 +26,16 @@ def parse_little_endian(raw: bytes):
     """The node's Odometry fields (stamp_ns, frame_id, child_frame_id, pose (7,), twist (6,))
     from little-endian CDR, or None for anything else
     (big-endian data, bytes too short for the layout). Needs no ROS: the bag tool uses it."""
-    if len(raw) < 4 or raw[1] != 1:
+    if raw[1:2] != b"\x01":  # CDR little-endian (and fewer than two bytes: None too)
         return None
     try:
         o = 4
         sec, nanosec = _STAMP.unpack_from(raw, o)
         o += 8
         frame_id, o = _string(raw, o)
-        o += -(o - 4) % 4
+        o += -o % 4  # aligned after the 4-byte header: o - 4 and o have the same residue
         child, o = _string(raw, o)
-        o += -(o - 4) % 8
+        o += (4 - o) % 8  # aligned after the 4-byte header
         pose = _POSE.unpack_from(raw, o)
         o += _POSE.size + _COVARIANCE
         twist = _TWIST.unpack_from(raw, o)
@@ -47,6 +47,6 @@ def parse_little_endian(raw: bytes):
 def _string(raw: bytes, o: int) -> tuple[str, int]:
     (length,) = _U32.unpack_from(raw, o)  # including the terminating NUL
     o += 4
-    if length == 0 or o + length > len(raw):
+    if length == 0:  # a string past the end needs no check: the read after it fails
         raise ValueError("bad string length")
     return raw[o : o + length - 1].decode("utf-8"), o + length

@@ -252,3 +252,164 @@ def test_the_box_message_names_the_first_inverted_entry_not_an_empty_one():
         B._box([0.3, 0.4, 0.0], [0.3, 0.4, -1.0], 3)
     zero_or_less = B.CoriolisBound(1.0, np.zeros(1), -0.5, np.zeros(1), np.zeros(1), 1)
     assert zero_or_less.ratio == math.inf  # no positive lower bound: the ratio is unbounded
+
+
+# ------------------------------------------------------------------ the power method's details
+# A robot's Gamma converges in a few iterations, so the iteration count, the stopping rule and
+# the samples visited show on tensors built here with a known answer instead. bounds reads a
+# Dynamics' nq, nv, root_joint, neutral(), christoffel() and christoffel_batch() only.
+
+
+class Tensor:
+    """A stand-in for Dynamics whose Christoffel symbols at q are ``gamma(q)``."""
+
+    root_joint = "fixed"
+
+    def __init__(self, gamma, nq: int):
+        self.gamma, self.nq = gamma, nq
+        self.nv = len(gamma(np.zeros(nq)))
+
+    def neutral(self):
+        return np.zeros(self.nq)
+
+    def christoffel(self, q):
+        return self.gamma(np.asarray(q, dtype=np.float64))
+
+    def christoffel_batch(self, Q):
+        return np.stack([self.christoffel(q) for q in Q])
+
+
+class Start:
+    """An rng whose ``normal`` is a given vector: the power method's random start, chosen."""
+
+    def __init__(self, v):
+        self.v = np.array(v, dtype=np.float64)
+
+    def normal(self, size):
+        assert size == len(self.v)
+        return self.v.copy()
+
+
+def slow(rho: float = 0.9) -> np.ndarray:
+    """C(v) = [[v0, sqrt(rho) v1], [0, 0]]: ||C(v)||_2 = sqrt(v0^2 + rho v1^2), largest (1) at
+    v = ±e0, also the unfolding's singular vector; an iteration maps v to (v0, rho v1) / norm
+    (u = e0, w = C(v)[0] / |C(v)[0]|, v_new = (w0, sqrt(rho) w1)), so from (a, b) it is at
+    (a, rho^N b) / norm after N iterations: the step shrinks by about rho each time."""
+    G = np.zeros((2, 2, 2))
+    G[0, 0, 0], G[0, 1, 1] = 1.0, math.sqrt(rho)
+    return G
+
+
+@pytest.fixture
+def iterations_run(monkeypatch):
+    """The shapes of the SVDs bounds computes: (n^2, n) the unfolding's (one per start pair),
+    (n, n) one per power iteration."""
+    shapes = []
+    svd = np.linalg.svd
+
+    def counting(a, *args, **kwargs):
+        shapes.append(np.shape(a))
+        return svd(a, *args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "svd", counting)
+    return shapes
+
+
+def test_the_power_method_runs_100_iterations_at_most(iterations_run):
+    """rho = 0.9, the random start (seed 0: about (0.13, -0.13)) still moves by ~1e-6 after 100
+    iterations; the singular vector's start e0 is the answer and its first step is 0: one
+    unfolding, 1 + 100 iterations, in coriolis_gain_lower and for each of the 9 configurations
+    (the worst and 8 random samples) of coriolis_bound."""
+    dyn = Tensor(lambda q: slow(), 2)
+    k, v = B.coriolis_gain_lower(dyn, np.zeros(2))
+    assert k == 1.0 and abs(v[0]) == 1.0 and v[1] == 0.0
+    one = [(4, 2)] + [(2, 2)] * (1 + 100)
+    assert iterations_run == one
+    iterations_run.clear()
+    res = B.coriolis_bound(dyn, [-1.0, -1.0], [1.0, 1.0], samples=10)
+    assert res.samples == 15 and res.k_c == 1.0 and res.k_lower == 1.0
+    assert iterations_run == one * 9
+
+
+def test_the_power_method_stops_at_the_first_step_below_1e_12(iterations_run):
+    """From the random start (0.6, 0.8) on rho = 0.5 the N-th step is |v_N - v_(N-1)| with
+    v_N = (0.6, 0.8 rho^N) / norm (computed here in closed form): the iteration stops at the
+    first N whose step is below 1e-12, not one before or after."""
+    rho = 0.5
+    a, b = 0.6, 0.8
+
+    def v(N):
+        x = np.array([a, b * rho**N])
+        return x / math.hypot(*x)
+
+    steps = [float(np.linalg.norm(v(N) - v(N - 1))) for N in range(1, 200)]
+    first = next(N for N, step in enumerate(steps, 1) if step < 1e-12)
+    assert 1e-12 * 1.2 < steps[first - 2] and steps[first - 1] < 1e-12 / 1.2  # no rounding doubt
+    k, end = B._power(slow(rho), 1000, Start([a, b]))
+    assert k == 1.0 and abs(end[0]) == 1.0 and end[1] == 0.0  # the singular vector's, exact
+    assert iterations_run == [(4, 2)] + [(2, 2)] * (1 + first)
+
+
+@pytest.mark.parametrize("t, iterations", [(1e-12, 2), (math.nextafter(1e-12, 0.0), 1)])
+def test_a_step_of_exactly_1e_12_is_not_converged_the_next_double_below_is(
+    iterations_run, t, iterations
+):
+    """C(v) = (v0 + t v1) e0 e0^T. From e0 (a random start of (2, 0), normalised) one step
+    lands on (1, t) exactly (1 + t^2 rounds to 1), a step of exactly t, and the next step is 0:
+    two iterations when t = 1e-12 (not below it), one when t is the next double below. The
+    singular vector's start is (1, t) itself: one iteration."""
+    G = np.zeros((2, 2, 2))
+    G[0, 0, 0], G[0, 0, 1] = 1.0, t
+    assert float(np.linalg.norm(np.array([1.0, t]) - [1.0, 0.0])) == t
+    k, v = B._power(G, 10, Start([2.0, 0.0]))
+    assert k == 1.0 and abs(v[0]) == 1.0 and abs(v[1]) == t
+    assert iterations_run == [(4, 2), (2, 2)] + [(2, 2)] * iterations
+
+
+def test_a_tie_between_the_starts_keeps_the_singular_vector_whatever_the_seed():
+    """A point mass on three prismatic joints: Gamma = 0, every unit v gives k = 0, both starts
+    tie; the velocity reported is the singular vector's, the same for every seed."""
+    dyn = Dynamics.from_urdf(CARTESIAN, gravity=(0, 0, 0))
+    ends = [B.coriolis_gain_lower(dyn, np.zeros(3), seed=seed) for seed in range(6)]
+    for k, v in ends:
+        assert k == 0.0 and np.array_equal(v, ends[0][1])
+    assert np.linalg.norm(ends[0][1]) == pytest.approx(1.0, abs=1e-15)
+    assert len({tuple(np.random.default_rng(s).normal(size=3) > 0) for s in range(6)}) > 1
+
+
+@pytest.mark.parametrize("iterations", [0, 1, 2, 100])
+def test_v_is_a_unit_vector_attaining_k_lo_after_any_number_of_iterations(iterations):
+    """arm7, several configurations and seeds: whatever the iteration count (0 leaves both
+    starts where they are), v has norm 1 and ||C(q, v)||_2 = k_lo <= k(q) (coriolis_gain)."""
+    from coriolis_ros.robots import robot_urdf
+
+    dyn = Dynamics.from_urdf(robot_urdf("arm7"))
+    rng = np.random.default_rng(3)
+    for seed in range(4):
+        q = rng.uniform(-2, 2, 7)
+        k_lo, v = B.coriolis_gain_lower(dyn, q, iterations, seed)
+        assert np.linalg.norm(v) == pytest.approx(1.0, abs=1e-14)
+        assert np.linalg.norm(dyn.coriolis(q, v)[2], 2) == pytest.approx(k_lo, rel=1e-12)
+        assert 0.0 < k_lo <= B.coriolis_gain(dyn, q) * (1 + 1e-12)
+
+
+def test_up_to_8_samples_the_power_method_visits_every_one():
+    """One coordinate, 5 random samples: 8 configurations (centre, the two corners, the 5).
+    k(q) is largest at the lower corner (a tensor with k = 1 but k* = 1/sqrt(2): C(v) =
+    v0 I / sqrt(2)), k* largest at the upper one (C(v) = 0.9 v0 e0 e0^T: k = k* = 0.9), 0.1
+    elsewhere: k_lower = 0.9 at the upper corner, found because every sample is visited,
+    whatever the seed."""
+    wide = np.zeros((2, 2, 2))
+    wide[0, 0, 0] = wide[1, 1, 0] = 1.0 / math.sqrt(2.0)
+    sharp = np.zeros((2, 2, 2))
+    sharp[0, 0, 0] = 0.9
+
+    def gamma(q):
+        return wide if q[0] == -1.0 else sharp if q[0] == 1.0 else 0.1 * sharp
+
+    dyn = Tensor(gamma, 1)
+    for seed in range(10):
+        res = B.coriolis_bound(dyn, [-1.0], [1.0], samples=5, seed=seed)
+        assert res.samples == 8
+        assert res.k_c == pytest.approx(1.0, rel=1e-15) and res.q_max[0] == -1.0
+        assert res.k_lower == pytest.approx(0.9, rel=1e-15) and res.q_lower[0] == 1.0
