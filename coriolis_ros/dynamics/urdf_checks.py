@@ -274,7 +274,7 @@ def check_numbers(root) -> None:
             expected = _VECTOR_LENGTH.get((tag, key), 1)
             if len(parts) != expected:
                 raise _error(
-                    f"{path}[@{key}]: expected {expected} number{'s' * (expected > 1)}, "
+                    f"{path}[@{key}]: expected {expected} number{'s' * (expected != 1)}, "
                     f"got {len(parts)}: {text!r}"
                 )
             check_magnitude(path, key, values, *BOUNDS.get((tag, key), (MAX_LIMIT, "")))

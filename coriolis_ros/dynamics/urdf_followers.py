@@ -44,14 +44,11 @@ def check_locked_argument(locked_joints) -> dict[str, float]:
 
 
 def mimic_tag(joint) -> tuple[str, float, float]:
-    """(leader, multiplier, offset) of a <mimic> tag, defaults 1 and 0."""
+    """(leader, multiplier, offset) of a <mimic> tag, defaults 1 and 0 (both finite and within
+    their bounds: :mod:`.urdf_checks` has refused any other when the URDF was read)."""
     tag = joint.mimic
     multiplier = 1.0 if tag.multiplier is None else float(tag.multiplier)
     offset = 0.0 if tag.offset is None else float(tag.offset)
-    if not (math.isfinite(multiplier) and math.isfinite(offset)):
-        raise URDFError(
-            f"joint '{joint.name}' has a <mimic> with a non-finite multiplier or offset"
-        )
     return tag.joint, multiplier, offset
 
 
