@@ -14,8 +14,8 @@ driven link's parent, about the driven joint's axis, and is the successor; its j
 coupled joint: not a coordinate, it follows its leader.  Chains (a gear train: a rotor
 driving a gear driving a link) are resolved to the independent joint, the ratios
 multiplied.  The joint ``independent="false"`` attribute of urdfdom's fork says which of
-the two joints follows: the successor's unless only the predecessor's is marked dependent
-(then q_p = q_s / ratio).
+the two joints follows: the successor's, unless the predecessor's is marked
+``independent="false"`` and the successor's ``independent="true"`` (then q_p = q_s / ratio).
 
 Each of the two links must hang from the links' nearest common ancestor by exactly one
 moving joint (fixed joints in between are fine): couplings between sums of joints
