@@ -123,6 +123,10 @@ TARGETS = {
                               "test_load_rotors_names_a_missing_file"],
     "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
                                  "test/unit/test_dynamics_loops.py"],
+    "dynamics/loops.py": ["test/unit/test_mutants_loops.py",
+                          "test/unit/test_dynamics_loops.py",
+                          "test/unit/test_dynamics_loop_jumps.py",
+                          "test/unit/test_mutants_closed_chain.py"],
 }  # fmt: skip
 
 _COMPARE = {
