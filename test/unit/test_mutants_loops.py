@@ -139,12 +139,14 @@ def test_a_planar_root_moves_no_loop():
 
 def _body(name: str) -> str:
     return (f'<link name="{name}"><inertial><mass value="0.5"/>'
-            '<inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>')  # fmt: skip
+            '<inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/>'
+            "</inertial></link>")  # fmt: skip
 
 
 def _slide(name: str, child: str) -> str:
     return (f'<joint name="{name}" type="prismatic"><parent link="base"/><child link="{child}"/>'
-            '<origin xyz="0 0 3"/><axis xyz="1 0 0"/><limit lower="-100" upper="100" effort="1" velocity="1"/></joint>')  # fmt: skip
+            '<origin xyz="0 0 3"/><axis xyz="1 0 0"/>'
+            '<limit lower="-100" upper="100" effort="1" velocity="1"/></joint>')  # fmt: skip
 
 
 # Two carriages sliding along the base's x axis 3 m above it, welded together: one DoF, and a
