@@ -190,3 +190,48 @@ def test_dead_point_bound_is_a_pivot_ratio_of_1e_6():
     at = np.pi / 2 - 4.5e-6
     with pytest.raises(ValueError, match=r"pivot ratio 7\.\d+e-07 below 1e-06"):
         dyn.close_loops([0.0, at], guess=[0.0, at, at, -at])
+
+
+def test_constraint_jacobian_has_six_rows_per_loop_and_annihilates_the_velocity_map():
+    """K qdot = 0 along every closed motion: K A = 0 with A from central differences of the
+    closure (not from K), and K has rank nv_tree - nv; ``cols`` picks columns of the same K."""
+    dyn = Dynamics.from_urdf(LEG, independent_joints=["hip", "knee_crank"])
+    closure = dyn.closed.closure
+    y = np.array([0.2, 0.6])
+    q = dyn.full_position(y)
+    A = np.empty((4, 2))
+    for j in range(2):
+        step = np.eye(2)[j] * 1e-6
+        A[:, j] = (dyn.full_position(y + step) - dyn.full_position(y - step)) / 2e-6
+    K = closure.constraint_jacobian(q)
+    assert K.shape == (6 * len(dyn.loops), 4)
+    assert np.abs(K @ A).max() < 1e-8 * np.abs(K).max()
+    assert np.linalg.matrix_rank(K, tol=1e-9 * np.abs(K).max()) == 2
+    assert np.array_equal(closure.constraint_jacobian(q, cols=[3, 1]), K[:, [3, 1]])
+
+
+def test_a_fixed_loop_closed_half_a_turn_apart_is_the_wrong_branch():
+    """The four-bar's coupler cut in two, the halves welded by a fixed loop whose frame S sits
+    on the second half's joint axis: turning that joint by pi keeps the frames' origins
+    together and their orientation residual (a sine) zero, so Newton stops there at once; the
+    closure must refuse that assembly, and close from a guess 1.4 rad nearer."""
+    rod = ('<link name="coupler_b"><inertial><origin xyz="0.15 0 0"/><mass value="0.3"/>'
+           '<inertia ixx="1e-4" ixy="0" ixz="0" iyy="3e-3" iyz="0" izz="3e-3"/></inertial></link>'
+           '<joint name="rocker_coupler" type="continuous"><parent link="rocker_link"/>'
+           '<child link="coupler_b"/><origin xyz="0.4 0 0" rpy="0 -2.07 0"/>'
+           '<axis xyz="0 1 0"/></joint>')  # fmt: skip
+    text = FOUR_BAR.replace('<loop name="closure" type="revolute">',
+                            rod + '<loop name="closure" type="fixed">').replace(
+        '<predecessor link="coupler_link"><origin xyz="0.6 0 0"/></predecessor>\n'
+        '    <successor link="rocker_link"><origin xyz="0.4 0 0"/></successor>',
+        '<predecessor link="coupler_link"><origin xyz="0.6 0 0" rpy="0 3.141592653589793 0"/>'
+        '</predecessor><successor link="coupler_b"/>')  # fmt: skip
+    dyn = Dynamics.from_urdf(text)
+    assert dyn.loops[0].type == "fixed" and dyn.joint_names == ("crank",)
+    q = dyn.full_position([0.4])
+    guess = q.copy()
+    guess[3] += np.pi
+    with pytest.raises(ValueError, match="loop 'closure' closes with its frames turned half a"):
+        dyn.close_loops([0.4], guess=guess)
+    guess[3] -= np.pi - 1.4
+    assert np.abs(dyn.close_loops([0.4], guess=guess) - q).max() < 1e-12
