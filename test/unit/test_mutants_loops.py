@@ -91,7 +91,7 @@ def test_a_loop_is_immutable():
 # ----------------------------------------------------------------------------- kinematics
 
 
-def test_placements_are_pinocchios_forward_kinematics():
+def test_placements_and_motion_axes_are_pinocchios_forward_kinematics():
     dyn = Dynamics.from_urdf(FOUR_BAR)
     closure = dyn.closed.closure
     model = pin.buildModelFromXML(FOUR_BAR)
@@ -116,6 +116,10 @@ def test_placements_are_pinocchios_forward_kinematics():
             align = placed.rotation.T @ pose.R[row]
             assert np.abs(align - aligns.setdefault(row, align)).max() < 1e-14
             assert np.abs(align.T @ align - np.eye(3)).max() < 1e-14
+            # its motion axis: the world axis, and the velocity of the point at the origin
+            w = placed.rotation[:, 1]
+            want = np.concatenate([w, np.cross(placed.translation, w)])
+            assert pose.S.shape == (3, 6) and np.abs(pose.S[row] - want).max() < 1e-14
 
 
 def test_a_planar_root_moves_no_loop():
