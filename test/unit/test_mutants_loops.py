@@ -239,3 +239,13 @@ def test_a_fixed_loop_closed_half_a_turn_apart_is_the_wrong_branch():
         dyn.close_loops([0.4], guess=guess)
     guess[3] -= np.pi - 1.4
     assert np.abs(dyn.close_loops([0.4], guess=guess) - q).max() < 1e-12
+
+
+def test_a_continuous_dependent_joint_is_kept_within_a_turn_and_a_revolute_one_is_not():
+    """The four-bar's coupler (continuous) is brought back to [-pi, pi] after a closure; the
+    rocker (revolute: its limits may span more than a turn) stays where Newton put it."""
+    dyn = Dynamics.from_urdf(FOUR_BAR)
+    q = dyn.full_position([0.4])
+    for turn in (2 * np.pi, -2 * np.pi):
+        got = dyn.close_loops([0.4], guess=q + [0.0, turn, turn])
+        assert np.abs(got - (q + [0.0, 0.0, turn])).max() < 1e-12
