@@ -249,3 +249,15 @@ def test_a_continuous_dependent_joint_is_kept_within_a_turn_and_a_revolute_one_i
     for turn in (2 * np.pi, -2 * np.pi):
         got = dyn.close_loops([0.4], guess=q + [0.0, turn, turn])
         assert np.abs(got - (q + [0.0, 0.0, turn])).max() < 1e-12
+
+
+@pytest.mark.parametrize(
+    "independent, chosen",
+    [([], "0 chosen (none): too few"), (["rocker", "crank"], "2 chosen (crank, rocker): too many")],
+)
+def test_a_wrong_count_of_independent_joints_names_the_joints_and_the_count(independent, chosen):
+    want = ("the loops (closure) leave 1 of their joints (crank, coupler, rocker) independent; "
+            f"{chosen} independent joints")  # fmt: skip
+    with pytest.raises(ValueError) as info:
+        Dynamics.from_urdf(FOUR_BAR, independent_joints=independent)
+    assert str(info.value) == want
