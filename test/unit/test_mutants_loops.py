@@ -261,3 +261,16 @@ def test_a_wrong_count_of_independent_joints_names_the_joints_and_the_count(inde
     with pytest.raises(ValueError) as info:
         Dynamics.from_urdf(FOUR_BAR, independent_joints=independent)
     assert str(info.value) == want
+
+
+def test_a_loop_joint_without_the_independent_attribute_is_independent():
+    """urdfdom's fork: ``independent`` defaults to true; marking the coupler and the rocker
+    false leaves the crank, unmarked, the coordinate."""
+    text = FOUR_BAR
+    for name in ("coupler", "rocker"):
+        kind = "continuous" if name == "coupler" else "revolute"
+        text = text.replace(f'<joint name="{name}" type="{kind}">',
+                            f'<joint name="{name}" type="{kind}" independent="false">')  # fmt: skip
+    assert text.count('independent="false"') == 2
+    dyn = Dynamics.from_urdf(text)
+    assert dyn.joint_names == ("crank",) and dyn.dependent_joints == ("coupler", "rocker")
