@@ -127,6 +127,15 @@ TARGETS = {
                           "test/unit/test_dynamics_loops.py",
                           "test/unit/test_dynamics_loop_jumps.py",
                           "test/unit/test_mutants_closed_chain.py"],
+    "dynamics/engine.py": ["test/unit/test_mutants_engine.py",
+                           "test/unit/test_dynamics_api.py",
+                           "test/unit/test_dynamics_input_edges.py",
+                           "test/unit/test_mutants_coordinates.py",
+                           "test/unit/test_mutants_rotor_fold.py",
+                           "test/unit/test_dynamics_mimic.py::"
+                           "test_mimic_composes_with_floating_base",
+                           "test/unit/test_dynamics_mimic.py::"
+                           "test_batches_of_a_coupled_model_equal_its_single_state_calls_bitwise"],
 }  # fmt: skip
 
 _COMPARE = {
