@@ -68,7 +68,8 @@ MIMIC = ('<robot name="mimic"><link name="base"/>' + _link("a") + _link("b") + _
 INSIDE = (1e50 - 0.5) / 250  # the follower of j1 = INSIDE is within ±1e50, of 1.01 INSIDE not
 
 
-def _beyond(what: str, value: float, position: bool) -> str:
+def _beyond(what: str, value, position: bool) -> str:
+    value = float(value)
     rule = "-250.0 × 'j1'" + (" + 0.5" if position else "")
     got = -250.0 * value + (0.5 if position else 0.0)
     return (
@@ -96,3 +97,68 @@ def test_a_follower_beyond_the_bound_is_named_by_every_check():
         with pytest.raises(ValueError) as info:
             call()
         assert str(info.value) == _beyond(what, far, position)
+
+
+def test_each_kernel_status_is_the_error_naming_its_cause():
+    dyn = Dynamics.from_urdf(TREE, root_joint="floating")  # nq 10, nv 9: the sizes differ
+    q, v = dyn.neutral(), np.zeros(9)
+    bad = np.full(9, np.nan)
+    M = np.empty((9, 9))
+    cases = [
+        (lambda: dyn.coriolis(q, np.zeros(10)), r"qd must have shape \(9,\), got \(10,\)"),
+        (lambda: dyn.coriolis(q[:-1], v), r"q must have shape \(10,\), got \(9,\)"),
+        (lambda: dyn.inverse_dynamics(q, v, v[:3]), r"qdd must have shape \(9,\), got \(3,\)"),
+        (lambda: dyn.slotine_li(q, v, v, v[:3]), r"qdd_ref must have shape \(9,\), got \(3,\)"),
+        (lambda: dyn.coriolis(np.zeros(10), v),
+         r"q has a zero quaternion \(norm below 1e-10\) for a floating joint"),
+        (lambda: dyn.inverse_dynamics(q, v, bad),
+         r"qdd has a NaN, infinite or huge \(beyond ±1e\+50\) entry"),
+        (lambda: dyn.slotine_li(q, v, v, bad), r"qdd_ref has a NaN, infinite or huge"),
+        (lambda: dyn.coriolis_times(q, v, -bad), r"x has a NaN, infinite or huge"),
+        (lambda: dyn.coriolis(q, v, out=(M, M, np.empty((9, 9)))),
+         r"out arrays must not share memory"),
+        (lambda: dyn.coriolis(q, v, out=(np.empty((2, 2)),) * 3),
+         r"out arrays have the wrong shape: \(2, 2\), \(2, 2\), \(2, 2\)"),
+        # a list q: the call is retried with the inputs converted, then the outputs explained
+        (lambda: dyn.coriolis(q.tolist(), v, out=(np.empty((2, 2)),) * 3),
+         r"out arrays have the wrong shape: \(2, 2\), \(2, 2\), \(2, 2\)"),
+        (lambda: dyn.coriolis(q.tolist(), v, out=(np.empty((9, 9), dtype=np.float32),) * 3),
+         r"out arrays must be writeable C-contiguous float64, got ndarray float32"),
+        (lambda: dyn.coriolis(q.tolist(), v, out=(np.empty((9, 9, 1)),) * 3),
+         r"out arrays have the wrong shape: \(9, 9, 1\), \(9, 9, 1\), \(9, 9, 1\)"),
+    ]  # fmt: skip
+    for call, message in cases:
+        with pytest.raises(ValueError, match=f"^{message}"):
+            call()
+    with pytest.raises(RuntimeError, match="^internal error: kernel status 99$"):
+        dyn.engine.fail(99, (q,), ())
+    assert np.all(np.isfinite(dyn.coriolis(q.tolist(), v.tolist())[2]))
+
+
+def test_an_expanded_input_beyond_the_followers_bound_is_named_with_its_row():
+    """The regressors expand qdd_ref (and a batch's rows of it) without checking it: the engine
+    names the follower; a plain tree, or an input the kernel refuses anyway, passes."""
+    dyn = Dynamics.from_urdf(MIMIC)
+    zero, far = np.zeros(2), np.array([0.0, 1.01 * INSIDE])
+    with pytest.raises(ValueError) as info:
+        dyn.regressor(zero, zero, zero, far)
+    assert str(info.value) == _beyond("qdd_ref", far[1], position=False)
+    rows = np.zeros((3, 2))
+    rows[2] = far
+    with pytest.raises(ValueError) as info:
+        dyn.engine.check_expanded(rows, "QddR")
+    assert str(info.value) == _beyond("QddR row 2", far[1], position=False)
+    for fine in (
+        np.array([0.0, INSIDE]),
+        np.array([[0.0, -INSIDE]] * 2),
+        np.zeros(3),
+        np.array([0.0, np.nan]),
+        np.array([0.0, 2e50]),
+        "x",
+        np.zeros((2, 2, 2)),
+    ):
+        assert dyn.engine.check_expanded(fine, "qdd_ref") is None  # fmt: skip
+    tree = Dynamics.from_urdf(TREE)
+    assert tree.engine.check_expanded(np.array([1e50, 1e50, 1e50]), "qdd_ref") is None
+    with pytest.raises(ValueError, match="^qdd_ref has a NaN"):
+        dyn.regressor(zero, zero, zero, [0.0, np.nan])
