@@ -162,3 +162,19 @@ def test_an_expanded_input_beyond_the_followers_bound_is_named_with_its_row():
     assert tree.engine.check_expanded(np.array([1e50, 1e50, 1e50]), "qdd_ref") is None
     with pytest.raises(ValueError, match="^qdd_ref has a NaN"):
         dyn.regressor(zero, zero, zero, [0.0, np.nan])
+
+
+def test_new_inertial_parameters_reach_the_batches_workspaces():
+    """Every inertial parameter times 1.5 (the rotors stay balanced, so still folded) makes M,
+    Mdot and C 1.5 times what they were, in a batch made before the change too."""
+    from coriolis_ros.robots import robot_path
+
+    dyn = Dynamics.from_urdf(robot_path("arm7_rotors"))
+    assert dyn.engine.folded_rows == tuple(range(7, 14))
+    assert Dynamics.from_urdf(TREE).engine.folded_rows == ()
+    rng = np.random.default_rng(0)
+    Q, V = rng.uniform(-1, 1, (3, 7)), rng.uniform(-1, 1, (3, 7))
+    before = [x.copy() for x in dyn.coriolis_batch(Q, V)]
+    dyn.set_inertial_parameters(1.5 * dyn.inertial_parameters())
+    for got, was in zip(dyn.coriolis_batch(Q, V), before, strict=True):
+        assert np.abs(got - 1.5 * was).max() < 1e-12 * np.abs(was).max()
