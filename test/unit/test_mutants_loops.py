@@ -274,3 +274,20 @@ def test_a_loop_joint_without_the_independent_attribute_is_independent():
     assert text.count('independent="false"') == 2
     dyn = Dynamics.from_urdf(text)
     assert dyn.joint_names == ("crank",) and dyn.dependent_joints == ("coupler", "rocker")
+
+
+@pytest.mark.parametrize(
+    "kind, rows",
+    [("planar", "angular_z, rocker/linear_x, rocker/linear_y"),
+     ("floating", "angular_x, rocker/angular_y, rocker/angular_z, rocker/linear_x, "
+                  "rocker/linear_y, rocker/linear_z")],
+)  # fmt: skip
+def test_a_loop_through_a_planar_or_floating_joint_is_refused_naming_its_rows(kind, rows):
+    text = FOUR_BAR.replace('<joint name="rocker" type="revolute">',
+                            f'<joint name="rocker" type="{kind}">')  # fmt: skip
+    with pytest.raises(URDFError) as info:
+        Dynamics.from_urdf(text)
+    assert str(info.value) == (
+        "/robot/loop[@name='closure']: the loop runs through the floating or planar joint(s) "
+        f"rocker/{rows}; loops may only contain revolute and prismatic joints"
+    )
