@@ -147,24 +147,25 @@ def _body(name: str) -> str:
             "</inertial></link>")  # fmt: skip
 
 
-def _slide(name: str, child: str) -> str:
+def _slide(name: str, child: str, height: float) -> str:
     return (f'<joint name="{name}" type="prismatic"><parent link="base"/><child link="{child}"/>'
-            '<origin xyz="0 0 3"/><axis xyz="1 0 0"/>'
+            f'<origin xyz="0 0 {height}"/><axis xyz="1 0 0"/>'
             '<limit lower="-100" upper="100" effort="1" velocity="1"/></joint>')  # fmt: skip
 
 
-# Two carriages sliding along the base's x axis 3 m above it, welded together: one DoF, and a
+# Two carriages sliding along the base's x axis (3 m above it), welded together: one DoF, and a
 # residual linear in the dependent slide (its offset from the other), so each Newton step is
 # exact unless it is cut to 0.2 m.  (Newton's tolerance, 1e-12 times 1 + the longest offset
 # of a joint, 4e-12 here, is met by the exact step.)
-SLIDES = ('<robot name="slides"><link name="base"/>' + _body("a") + _body("b")
-          + _slide("sa", "a") + _slide("sb", "b")
-          + '<loop name="weld" type="fixed"><predecessor link="a"/><successor link="b"/></loop>'
-          "</robot>")  # fmt: skip
+def _slides(height: float = 3.0) -> str:
+    return ('<robot name="slides"><link name="base"/>' + _body("a") + _body("b")
+            + _slide("sa", "a", height) + _slide("sb", "b", height)
+            + '<loop name="weld" type="fixed"><predecessor link="a"/><successor link="b"/>'
+            "</loop></robot>")  # fmt: skip
 
 
 def test_newton_takes_at_most_50_steps_of_at_most_0_2():
-    dyn = Dynamics.from_urdf(SLIDES)
+    dyn = Dynamics.from_urdf(_slides())
     assert dyn.joint_names == ("sa",) and dyn.dependent_joints == ("sb",)
     # 9.9 m away: 49 steps of 0.2 m and an exact one; 10.1 m: 51 steps would be needed
     for start in (9.9, -9.9):
@@ -172,6 +173,18 @@ def test_newton_takes_at_most_50_steps_of_at_most_0_2():
     for start in (10.1, -10.1):
         with pytest.raises(ValueError, match=r"'weld' does not close .* residual 0.1 after 50 "):
             dyn.close_loops([0.0], guess=[0.0, start])
+
+
+@pytest.mark.parametrize("height", [3.0, 0.5])
+def test_newtons_tolerance_is_1e_12_times_one_plus_the_longest_joint_offset(height):
+    """After 50 steps of 0.2 m from 10 m + e away, the residual left is e: within the
+    tolerance 1e-12 (1 + height) the loop is closed, beyond it the closure is refused."""
+    dyn = Dynamics.from_urdf(_slides(height))
+    tol = 1e-12 * (1.0 + height)
+    for sign in (1.0, -1.0):
+        assert np.abs(dyn.close_loops([0.0], guess=[0.0, sign * (10 + 0.8 * tol)])).max() < 1e-14
+        with pytest.raises(ValueError, match=f"residual {1.2 * tol:.3g} after 50 "):
+            dyn.close_loops([0.0], guess=[0.0, sign * (10 + 1.2 * tol)])
 
 
 def test_rank_counts_singular_values_above_1e_9_of_the_largest():
