@@ -304,3 +304,18 @@ def test_a_loop_through_a_planar_or_floating_joint_is_refused_naming_its_rows(ki
         "/robot/loop[@name='closure']: the loop runs through the floating or planar joint(s) "
         f"rocker/{rows}; loops may only contain revolute and prismatic joints"
     )
+
+
+def test_a_loop_frame_on_a_fixed_child_link_adds_the_links_offset():
+    """The four-bar's frame P, 0.6 m along the coupler, given as 0.1 m along a link welded
+    0.5 m along it: the same mechanism, the same closure."""
+    text = FOUR_BAR.replace(
+        "</robot>",
+        '<link name="tip"/><joint name="tip_weld" type="fixed"><parent link="coupler_link"/>'
+        '<child link="tip"/><origin xyz="0.5 0 0"/></joint></robot>',
+    ).replace('<predecessor link="coupler_link"><origin xyz="0.6 0 0"/>',
+              '<predecessor link="tip"><origin xyz="0.1 0 0"/>')  # fmt: skip
+    welded, plain = Dynamics.from_urdf(text), Dynamics.from_urdf(FOUR_BAR)
+    assert welded.loops[0].predecessor == "tip"
+    for y in (-2.0, 0.4, 2.9):
+        assert np.abs(welded.full_position([y]) - plain.full_position([y])).max() < 1e-12
