@@ -46,6 +46,10 @@ def test_link_rotations_turn_each_joint_axis_onto_its_body_z_axis():
         assert np.abs(rot @ axis - [0.0, 0.0, 1.0]).max() < 1e-15
         assert np.abs(rot @ rot.T - np.eye(3)).max() < 1e-15
     assert not E.flags.writeable
+    # the packed model the kernels read: a read-only view of the engine's own copy
+    assert not dyn.engine.mf.flags.writeable and dyn.engine.mf.base is dyn.engine.mf_store
+    with pytest.raises(ValueError, match="read-only"):
+        dyn.engine.mf[0, 0] = 1.0
 
 
 def test_as_vector_copies_and_names_the_input():
