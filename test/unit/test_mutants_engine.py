@@ -182,3 +182,21 @@ def test_new_inertial_parameters_reach_the_batches_workspaces():
     dyn.set_inertial_parameters(1.5 * dyn.inertial_parameters())
     for got, was in zip(dyn.coriolis_batch(Q, V), before, strict=True):
         assert np.abs(got - 1.5 * was).max() < 1e-12 * np.abs(was).max()
+
+
+def test_the_full_coordinates_accept_1e50_and_refuse_the_next_double():
+    dyn = Dynamics.from_urdf(TREE)  # no followers: q and v themselves are checked
+    edge, beyond = np.array([1e50, -1e50, 0.0]), np.array([0.0, np.nextafter(-1e50, -np.inf), 0.0])
+    assert np.array_equal(dyn.full_position(edge), edge)
+    assert np.array_equal(dyn.full_velocity(edge), edge)
+    with pytest.raises(ValueError, match=r"^q has a NaN, infinite or huge \(beyond ±1e\+50\)"):
+        dyn.full_position(beyond)
+    with pytest.raises(ValueError, match=r"^qd has a NaN, infinite or huge \(beyond ±1e\+50\)"):
+        dyn.full_velocity(beyond)
+
+
+def test_an_expanded_input_of_exactly_1e50_is_checked_for_its_followers():
+    dyn = Dynamics.from_urdf(MIMIC)
+    with pytest.raises(ValueError) as info:
+        dyn.engine.check_expanded(np.array([0.0, 1e50]), "qdd_ref")
+    assert str(info.value) == _beyond("qdd_ref", 1e50, position=False)
