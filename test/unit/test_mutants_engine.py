@@ -148,6 +148,7 @@ def test_an_expanded_input_beyond_the_followers_bound_is_named_with_its_row():
         dyn.regressor(zero, zero, zero, far)
     assert str(info.value) == _beyond("qdd_ref", far[1], position=False)
     rows = np.zeros((3, 2))
+    rows[0, 1] = 1e50 / 250  # its follower at exactly -1e50: within the bound
     rows[2] = far
     with pytest.raises(ValueError) as info:
         dyn.engine.check_expanded(rows, "QddR")
@@ -200,3 +201,51 @@ def test_an_expanded_input_of_exactly_1e50_is_checked_for_its_followers():
     with pytest.raises(ValueError) as info:
         dyn.engine.check_expanded(np.array([0.0, 1e50]), "qdd_ref")
     assert str(info.value) == _beyond("qdd_ref", 1e50, position=False)
+
+
+def _disc(name: str) -> str:
+    """A body balanced about its z axis (centre on it, ixx = iyy): foldable."""
+    return (f'<link name="{name}"><inertial><origin xyz="0 0 0"/><mass value="0.5"/>'
+            '<inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1.5e-3"/></inertial>'
+            "</link>")  # fmt: skip
+
+
+def _geared(order: str) -> str:
+    """j0 turns link b; ja turns link a on b; the rotor jr (ratio 5, balanced about its axis)
+    turns on b too, its joint before ja's in the URDF if order is "rotor first"."""
+
+    def joint(name, parent, child, axis="0 0 1"):
+        return (f'<joint name="{name}" type="continuous"><parent link="{parent}"/>'
+                f'<child link="{child}"/><origin xyz="0.3 0 0"/><axis xyz="{axis}"/>'
+                "</joint>")  # fmt: skip
+
+    def body(name, centre="0 0 0"):
+        return _link(name).replace('xyz="0.1 0.02 0.03"', f'xyz="{centre}"')
+
+    pair = [joint("jr", "b", "rot"), joint("ja", "b", "a")]
+    if order != "rotor first":
+        pair.reverse()
+    return ('<robot name="geared"><link name="base"/>' + body("b", "0.1 0 0") + _disc("rot")
+            + body("a", "0.2 0.1 0") + joint("j0", "base", "b", "0 1 0") + "".join(pair)
+            + '<coupling name="g"><predecessor link="a"/><successor link="rot"/>'
+            '<ratio value="5"/></coupling></robot>')  # fmt: skip
+
+
+def test_a_rotor_is_folded_when_its_leader_comes_first_beside_it():
+    """rotor_fold's rule, with the cluster leaders the engine finds: a balanced rotor beside
+    its leader (same parent) and after it in the tree is folded; before it, or on another
+    link, it is not; the dynamics are the same either way."""
+    after = Dynamics.from_urdf(_geared("rotor after"))
+    first = Dynamics.from_urdf(_geared("rotor first"))
+    # a balanced mimic follower on its leader's link: a follower, but not beside its leader
+    on_b = Dynamics.from_urdf('<robot name="on_b"><link name="base"/>' + _link("a") + _link("b")
+                              + _disc("c") + _joint("j0", "base", "a", "0 0 1")
+                              + _joint("j1", "a", "b", "0 1 0")
+                              + _joint("j2", "b", "c", "0 0 1", '<mimic joint="j1"/>')
+                              + "</robot>")  # fmt: skip
+    assert after.tree_joint_names == ("j0", "ja", "jr") and after.engine.folded_rows == (2,)
+    assert first.tree_joint_names == ("j0", "jr", "ja") and first.engine.folded_rows == ()
+    assert on_b.tree_joint_names == ("j0", "j1", "j2") and on_b.engine.folded_rows == ()
+    q, v = np.array([0.3, -0.7]), np.array([0.9, 1.3])
+    for got, want in zip(first.coriolis(q, v), after.coriolis(q, v), strict=True):
+        assert np.abs(got - want).max() < 1e-15
