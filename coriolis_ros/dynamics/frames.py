@@ -24,7 +24,6 @@ from .kernels.task_space import SINGULAR_MASS, SINGULAR_TASK, TASK_RCOND, task_w
 REFERENCES = {"world": 0, "local": 1, "local_world_aligned": 2}
 ALL_ROWS = (0, 1, 2, 3, 4, 5)
 ROW_NAMES = ("linear_x", "linear_y", "linear_z", "angular_x", "angular_y", "angular_z")
-_ALL_ROWS = (0, 1, 2, 3, 4, 5)
 _WRENCH: list = []
 
 
@@ -261,7 +260,7 @@ class FrameAlgorithms:
     def external_wrench(self, q, residual, frame, reference, rows):
         values, _ = self.rows(rows)
         J = self.jacobian(q, frame, reference)
-        if values != _ALL_ROWS:
+        if values != ALL_ROWS:
             J = J[list(values)]
         w = np.empty(len(values))
         if self._wrench_scratch is None:  # W (nv x 6), V (6 x 6), the squared singular values
