@@ -1,0 +1,43 @@
+"""dynamics.frames: the bounds and the rows cache the frame and task-space tests leave open.
+
+* damping: 1e50 is accepted (Lambda is then 1e-50 times the identity, to rounding), the next
+  double refused;
+* the cache of row tuples holds at most 64 entries (the default's and 63 more), and a row
+  tuple met again gives the same rows and code.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from coriolis_ros.dynamics import Dynamics
+from coriolis_ros.robots import robot_path
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return Dynamics.from_urdf(robot_path("arm7"))
+
+
+def test_damping_up_to_1e50_is_accepted_and_the_next_double_refused(arm):
+    q, v = np.linspace(-0.5, 0.7, arm.nv), np.linspace(0.3, -0.2, arm.nv)
+    frame = arm.tree.frame_names[-1]
+    lam = arm.task_space(q, v, frame, rows=(0, 1, 2), damping=1e50)[0]
+    assert np.abs(lam * 1e50 - np.eye(3)).max() < 1e-12
+    with pytest.raises(ValueError, match=r"^damping must be finite and >= 0, got 1\.0000"):
+        arm.task_space(q, v, frame, rows=(0, 1, 2), damping=float(np.nextafter(1e50, np.inf)))
+
+
+def test_the_rows_cache_holds_64_entries(arm):
+    algorithms = arm._frame_algorithms
+    tuples = list(itertools.permutations(range(6), 3))  # 120 distinct row tuples
+    for rows in tuples:
+        values, code = algorithms.rows(rows)
+        assert values == rows and code == sum((r + 1) << (3 * t) for t, r in enumerate(rows))
+    assert len(algorithms._rows) == 64
+    for rows in tuples[:70]:  # met again, cached or not: the same answer
+        assert algorithms.rows(rows) == (rows, sum((r + 1) << (3 * t) for t, r in enumerate(rows)))
+    assert len(algorithms._rows) == 64
