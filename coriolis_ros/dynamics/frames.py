@@ -74,7 +74,7 @@ class FrameAlgorithms:
         if not isinstance(frame, str):
             raise ValueError(f"frame must be a link name (str), got {type(frame).__name__}")
         near = difflib.get_close_matches(frame, self.names, n=5, cutoff=0.6)
-        hint = f"; similar: {', '.join(repr(n) for n in near[:5])}" if near else ""
+        hint = f"; similar: {', '.join(repr(n) for n in near)}" if near else ""
         raise ValueError(
             f"unknown frame '{frame}': frames are the URDF's links ({len(self.names)}: "
             f"{', '.join(repr(n) for n in self.names[:6])}{', ...' if len(self.names) > 6 else ''})"

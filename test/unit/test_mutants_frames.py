@@ -41,3 +41,12 @@ def test_the_rows_cache_holds_64_entries(arm):
     for rows in tuples[:70]:  # met again, cached or not: the same answer
         assert algorithms.rows(rows) == (rows, sum((r + 1) << (3 * t) for t, r in enumerate(rows)))
     assert len(algorithms._rows) == 64
+
+
+def test_an_unknown_frame_names_six_frames_and_the_five_most_similar(arm):
+    with pytest.raises(ValueError) as info:
+        arm.frame_placement(arm.neutral(), "link")
+    assert str(info.value) == (
+        "unknown frame 'link': frames are the URDF's links (10: 'base_link', 'link1', 'link2', "
+        "'link3', 'link4', 'link5', ...); similar: 'link7', 'link6', 'link5', 'link4', 'link3'"
+    )
