@@ -50,3 +50,44 @@ def test_an_unknown_frame_names_six_frames_and_the_five_most_similar(arm):
         "unknown frame 'link': frames are the URDF's links (10: 'base_link', 'link1', 'link2', "
         "'link3', 'link4', 'link5', ...); similar: 'link7', 'link6', 'link5', 'link4', 'link3'"
     )
+
+
+def _chain(links: int) -> str:
+    body = ('<inertial><mass value="1"/><inertia ixx="1e-2" ixy="0" ixz="0" iyy="1e-2" '
+            'iyz="0" izz="1e-2"/></inertial>')  # fmt: skip
+    text = '<robot name="chain"><link name="l0"/>'
+    for k in range(1, links):
+        text += (f'<link name="l{k}">{body}</link><joint name="j{k}" type="revolute">'
+                 f'<parent link="l{k - 1}"/><child link="l{k}"/><origin xyz="0.1 0 0"/>'
+                 '<axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/>'
+                 "</joint>")  # fmt: skip
+    return text + "</robot>"
+
+
+SIX = "'l0', 'l1', 'l2', 'l3', 'l4', 'l5'"
+
+
+@pytest.mark.parametrize("links, listed", [(6, SIX), (7, SIX + ", ...")])
+def test_an_unknown_frame_lists_six_frames_and_says_when_there_are_more(links, listed):
+    dyn = Dynamics.from_urdf(_chain(links))
+    with pytest.raises(ValueError) as info:
+        dyn.frame_jacobian(dyn.neutral(), "zz", "world")
+    assert str(info.value) == f"unknown frame 'zz': frames are the URDF's links ({links}: {listed})"
+
+
+def test_list_inputs_give_what_arrays_give(arm):
+    q, v = np.linspace(-0.5, 0.7, arm.nv), np.linspace(0.3, -0.2, arm.nv)
+    frame = arm.tree.frame_names[-1]
+    for call in (
+        lambda q, v: arm.frame_placement(q, frame),
+        lambda q, v: arm.frame_jacobian(q, frame, "world"),
+        lambda q, v: arm.frame_jacobian_dot(q, v, frame, "world"),
+        lambda q, v: arm.frame_jacobians(q, v, frame, "world"),
+        lambda q, v: arm.frame_acceleration_bias(q, v, frame, "world"),
+        lambda q, v: arm.task_space(q, v, frame),
+    ):
+        want = call(q, v)
+        got = call(q.tolist(), v.tolist())
+        for a, b in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,), strict=True):  # fmt: skip
+            assert np.array_equal(a, b)
