@@ -47,6 +47,7 @@ from .kinematics import (
     disjoint,
     square_ok,
 )
+from .views import shaped
 from .loop_closure import CLOSED, FOLLOWER_RANGE, S3_ROWS, S6_ROWS, closed_state
 
 SC_SIZE = 3 * S3_ROWS + 6 * S6_ROWS  # the scratch rows s3 and s6, one after the other
@@ -105,11 +106,11 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf:
 def _ints(ci):
     n, L, nz, nl, nqy = ci[I_N], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NQY]
     o = ci[I_TREE]
-    tree_i = ci[o : o + 3 * n].reshape((n, 3))
+    tree_i = shaped(ci[o : o + 3 * n], (n, 3))
     o = ci[I_LOOP]
-    loop_i = ci[o : o + 3 * L].reshape((L, 3))
+    loop_i = shaped(ci[o : o + 3 * L], (L, 3))
     o = ci[I_ANC]
-    anc = ci[o : o + 2 * L * n].reshape((L, 2, n))
+    anc = shaped(ci[o : o + 2 * L * n], (L, 2, n))
     dep = ci[ci[I_DEP] : ci[I_DEP] + nz]
     lead_q = ci[ci[I_LEAD_Q] : ci[I_LEAD_Q] + nl]
     lead_c = ci[ci[I_LEAD_C] : ci[I_LEAD_C] + nl]
@@ -137,8 +138,8 @@ def _close(ci, cf, cw, has_start):
     n, nq, L, nz, nl, ny = ci[I_N], ci[I_NQ], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NY]
     m = 6 * L
     tree_i, loop_i, anc, dep, lead_q, lead_c, lead_r, _, perm = _ints(ci)
-    tree_f = cf[: 12 * n].reshape((n, 12))
-    loop_f = cf[12 * n : 12 * n + 27 * L].reshape((L, 27))
+    tree_f = shaped(cf[: 12 * n], (n, 12))
+    loop_f = shaped(cf[12 * n : 12 * n + 27 * L], (L, 27))
     p = 12 * n + 27 * L
     q = _w(ci, cw, W_Q, nq)
     last = _w(ci, cw, W_LAST, nq)
@@ -155,14 +156,14 @@ def _close(ci, cf, cw, has_start):
         lead_r,
         cf[p + P_TOL], ci[I_MAX_STEPS], cf[p + P_MAX_STEP], cf[p + P_RANK_RTOL],
         cf[p + P_SINGULAR_RTOL],
-        _w(ci, cw, W_R, 9 * n).reshape((n, 3, 3)), _w(ci, cw, W_T, 3 * n).reshape((n, 3)),
-        _w(ci, cw, W_S, 6 * n).reshape((n, 6)), _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 2),
-        _w(ci, cw, W_A, n * ny).reshape((n, ny)),
-        _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)),
-        _w(ci, cw, W_VU, 6 * n).reshape((n, 6)),
-        _w(ci, cw, W_SC, 3 * S3_ROWS).reshape((S3_ROWS, 3)),
-        cw[ci[I_W + W_SC] + 3 * S3_ROWS : ci[I_W + W_SC] + SC_SIZE].reshape((S6_ROWS, 6)),
-        _w(ci, cw, W_K, m * nz).reshape((m, nz)), _w(ci, cw, W_QR, m * nz).reshape((m, nz)),
+        shaped(_w(ci, cw, W_R, 9 * n), (n, 3, 3)), shaped(_w(ci, cw, W_T, 3 * n), (n, 3)),
+        shaped(_w(ci, cw, W_S, 6 * n), (n, 6)), _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 2),
+        shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
+        shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)),
+        shaped(_w(ci, cw, W_VU, 6 * n), (n, 6)),
+        shaped(_w(ci, cw, W_SC, 3 * S3_ROWS), (S3_ROWS, 3)),
+        shaped(cw[ci[I_W + W_SC] + 3 * S3_ROWS : ci[I_W + W_SC] + SC_SIZE], (S6_ROWS, 6)),
+        shaped(_w(ci, cw, W_K, m * nz), (m, nz)), shaped(_w(ci, cw, W_QR, m * nz), (m, nz)),
         perm, _w(ci, cw, W_NORMS, nz), _w(ci, cw, W_VHEAD, nz), _w(ci, cw, W_BETA, nz),
         _w(ci, cw, W_YS, m), _w(ci, cw, W_STEP, nz), _w(ci, cw, W_TRIAL, nq),
         _w(ci, cw, W_RTRIAL, m), _w(ci, cw, W_B, m), _w(ci, cw, W_COL, m),
@@ -176,8 +177,8 @@ def _close(ci, cf, cw, has_start):
                     q[lead_q[c]] = literal[c]
     if status == CLOSED and ci[I_NF] > 0:  # after the wrap: followers see the leader's value
         bad = _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
-                      _w(ci, cw, W_A, n * ny).reshape((n, ny)),
-                      _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)))  # fmt: skip
+                      shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
+                      shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)))  # fmt: skip
         if bad >= 0:
             _w(ci, cw, W_INFO, 2)[1] = bad
             return FOLLOWER_RANGE
@@ -297,22 +298,22 @@ def closed_coriolis(mf, ci, cf, cw, y, yd, tws, Mbar, Mbardot, Cbar):
     status = update(ci, cf, cw, y)
     if status:
         return status
-    A = _w(ci, cw, W_A, n * ny).reshape((n, ny))
+    A = shaped(_w(ci, cw, W_A, n * ny), (n, ny))
     v = _w(ci, cw, W_V, n)
     for a in range(n):
         acc = 0.0
         for j in range(ny):
             acc += A[a, j] * yd[j]
         v[a] = acc
-    M = _w(ci, cw, W_M, n * n).reshape((n, n))
-    Mdot = _w(ci, cw, W_MD, n * n).reshape((n, n))
-    C = _w(ci, cw, W_C, n * n).reshape((n, n))
+    M = shaped(_w(ci, cw, W_M, n * n), (n, n))
+    Mdot = shaped(_w(ci, cw, W_MD, n * n), (n, n))
+    C = shaped(_w(ci, cw, W_C, n * n), (n, n))
     status = coriolis_matrix(mf, _w(ci, cw, W_LAST, nq), v, tws, M, Mdot, C)
     if status:
         return TREE + status
-    dA = _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny))
-    Adot = _w(ci, cw, W_ADOT, n * ny).reshape((n, ny))
-    MA = _w(ci, cw, W_MA, n * ny).reshape((n, ny))
+    dA = shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny))
+    Adot = shaped(_w(ci, cw, W_ADOT, n * ny), (n, ny))
+    MA = shaped(_w(ci, cw, W_MA, n * ny), (n, ny))
     if not reduce_coriolis(M, Mdot, C, A, dA, yd, Adot, MA, Mbar, Mbardot, Cbar):
         return NOT_FINITE_OUT
     return 0
@@ -338,13 +339,13 @@ def closed_christoffel(mf, ci, cf, cw, y, tws, G, X, out):
     status = christoffel(mf, q, tws, G)
     if status:
         return TREE + status
-    M = _w(ci, cw, W_M, n * n).reshape((n, n))
+    M = shaped(_w(ci, cw, W_M, n * n), (n, n))
     status = mass_matrix(mf, q, tws, M)
     if status:
         return TREE + status
-    A = _w(ci, cw, W_A, n * ny).reshape((n, ny))
-    dA = _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny))
-    MA = _w(ci, cw, W_MA, n * ny).reshape((n, ny))
+    A = shaped(_w(ci, cw, W_A, n * ny), (n, ny))
+    dA = shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny))
+    MA = shaped(_w(ci, cw, W_MA, n * ny), (n, ny))
     if not reduce_christoffel(G, M, A, dA, X, MA, out):
         return NOT_FINITE_OUT
     return 0
