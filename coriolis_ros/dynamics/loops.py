@@ -191,9 +191,8 @@ def _kernels():
     f1, f2, f3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
     return {
         "placements": compile_frozen(lc.placements, (i2, f2, f1, f3, f2, f2), types.none),
-        "jacobian": compile_frozen(
-            lc.jacobian, (i2, i2, f2, i3, f3, f2, f2, i1, f2, f2, f2), types.none
-        ),
+        "frames": compile_frozen(lc.all_frames, (f3, f2, i2, f2, f3), types.none),
+        "jacobian": compile_frozen(lc.jacobian, (i2, i3, f2, f3, i1, f2, f2, f2), types.none),
         "close_loops": compile_frozen(ce.close_loops, (i1, f1, f1, types.boolean)),
         "update": compile_frozen(ce.update, (i1, f1, f1, f1)),
         "coriolis": compile_frozen(ce.closed_coriolis, (RF2, i1, f1, f1, f1, f1, f2, f2, f2, f2)),
@@ -385,6 +384,7 @@ class LoopClosure:
                 self._anc_mask[k, side, sorted(rows)] = 1
         self._pose = _Pose(np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)))
         self._s3, self._s6 = np.zeros((lc.S3_ROWS, 3)), np.zeros((lc.S6_ROWS, 6))
+        self._fk = np.zeros((L, 10, 3))  # the loops' frames at the placements
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
     def _pack_map(self) -> None:
@@ -439,7 +439,7 @@ class LoopClosure:
         self.A = view(ce.W_A, (n, ny))
         self.A[self.independent, np.arange(ny)] = 1.0
         self.dA = view(ce.W_DA, (n, ny, ny))
-        self.info = view(ce.W_INFO, (2,))
+        self.info = view(ce.W_INFO, (3,))
         self.residual = view(ce.W_RES, (6 * L,))
 
     def _wrapped(self) -> np.ndarray:
@@ -463,6 +463,7 @@ class LoopClosure:
         call overwrites it)."""
         pose = self._pose
         self._k["placements"](self._tree_i, self._tree_f, q, pose.R, pose.t, pose.S)
+        self._k["frames"](pose.R, pose.t, self._loop_i, self._loop_f, self._fk)
         return pose
 
     def constraint_jacobian(self, q: np.ndarray, cols=None, placed: bool = False) -> np.ndarray:
@@ -478,8 +479,8 @@ class LoopClosure:
         K = np.zeros((self.m, cols.size))
         pose = self._pose
         self._k["jacobian"](
-            self._tree_i, self._loop_i, self._loop_f, self._anc_mask, pose.R, pose.t, pose.S,
-            np.ascontiguousarray(cols), K, self._s3, self._s6,
+            self._loop_i, self._anc_mask, pose.S, self._fk, np.ascontiguousarray(cols), K,
+            self._s3, self._s6,
         )  # fmt: skip
         return K
 

@@ -68,3 +68,4 @@ def test_a_view_of_another_size_is_refused(size):
     with pytest.raises(ValueError, match="the view's size differs"):
         _cube_sum(np.zeros(size), 2, 3, 4)
     assert _cube_sum(np.ones(24), 2, 3, 4) == 2 * 3 * 4 * (50 + 10 + 1.5)
+

@@ -17,7 +17,9 @@ steps need is a view into
                two rank thresholds, then each follower's ratio and offset;
 ``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
                flag after it says whether that y is valid), the placements, A, dA, the tree's
-               M, Mdot, C and every scratch array.
+               M, Mdot, C, every scratch array, the loops' frames, and (W_CHORD) one plus
+               the rank of the factorization of K_z at the last closed configuration left
+               in the QR regions (0: none; Newton's first step from there is a chord step).
 
 :func:`layout` computes the offsets; :class:`coriolis_ros.dynamics.loops.LoopClosure` fills
 the arrays.  Status codes: 0, the input codes of :mod:`.kinematics` (BAD_Q, SIZE_Q, ...),
@@ -71,8 +73,8 @@ I_W = 21  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 # workspace regions
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
- W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD) = range(33)  # fmt: skip
-HEADER = I_W + 33
+ W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD, W_FR, W_CHORD) = range(35)  # fmt: skip
+HEADER = I_W + 35
 # cf: the tree's geometry (n x 12), the loops' (L x 27), then these four, then the followers'
 # (ratio, offset) pairs
 P_TOL, P_MAX_STEP, P_RANK_RTOL, P_SINGULAR_RTOL = range(4)
@@ -92,9 +94,9 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf:
     for name, size in ints:
         offsets[name] = (at, size)
         at += size
-    work = [nq, nqy + 1, nq, 9 * n, 3 * n, 6 * n, m, 2, n * ny, n * ny * ny, 6 * n, SC_SIZE,
+    work = [nq, nqy + 1, nq, 9 * n, 3 * n, 6 * n, m, 3, n * ny, n * ny * ny, 6 * n, SC_SIZE,
             m * nz, m * nz, nz, nz, nz, m, nz, nq, m, m, m, n, n, nl, n, n * n, n * n, n * n,
-            n * ny, n * ny, nl]  # fmt: skip
+            n * ny, n * ny, nl, 30 * loops, 1]  # fmt: skip
     regions, w = [], 0
     for size in work:
         regions.append((w, size))
@@ -145,6 +147,9 @@ def _close(ci, cf, cw, has_start):
     last = _w(ci, cw, W_LAST, nq)
     literal = _w(ci, cw, W_LEAD, nl)
     turns = ci[ci[I_LWRAP] : ci[I_LWRAP] + nl]
+    chord_at = ci[I_W + W_CHORD]
+    chord = int(cw[chord_at]) - 1 if has_start else -1
+    cw[chord_at] = 0.0  # QR's regions are rewritten below; valid again once W_LAST is
     if has_start:
         for c in range(nl):
             i = lead_q[c]
@@ -152,12 +157,13 @@ def _close(ci, cf, cw, has_start):
             if turns[c] and not abs(q[i] - last[i]) <= math.pi:
                 q[i] = last[i] + _shorter_way(_angle(q[i]) - _angle(last[i]))
     status = closed_state(
-        tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, dep, lead_q, lead_c,
-        lead_r,
+        tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, chord, dep, lead_q,
+        lead_c, lead_r,
         cf[p + P_TOL], ci[I_MAX_STEPS], cf[p + P_MAX_STEP], cf[p + P_RANK_RTOL],
         cf[p + P_SINGULAR_RTOL],
         shaped(_w(ci, cw, W_R, 9 * n), (n, 3, 3)), shaped(_w(ci, cw, W_T, 3 * n), (n, 3)),
-        shaped(_w(ci, cw, W_S, 6 * n), (n, 6)), _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 2),
+        shaped(_w(ci, cw, W_S, 6 * n), (n, 6)), shaped(_w(ci, cw, W_FR, 30 * L), (L, 10, 3)),
+        _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 3),
         shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
         shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)),
         shaped(_w(ci, cw, W_VU, 6 * n), (n, 6)),
@@ -180,12 +186,13 @@ def _close(ci, cf, cw, has_start):
                       shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
                       shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)))  # fmt: skip
         if bad >= 0:
-            _w(ci, cw, W_INFO, 2)[1] = bad
+            _w(ci, cw, W_INFO, 3)[1] = bad
             return FOLLOWER_RANGE
     if status == CLOSED:
         for i in range(nq):
             last[i] = q[i]
         cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
+        cw[chord_at] = _w(ci, cw, W_INFO, 3)[2] + 1.0
     return status
 
 

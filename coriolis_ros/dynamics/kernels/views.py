@@ -14,6 +14,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
+SIZE_MESSAGE = "shaped: the view's size differs from the array's"
+
 
 @intrinsic
 def _as_shape(typingctx, arr, shape):
@@ -60,5 +62,5 @@ def shaped(arr, shape):
     for d in shape:
         size *= d
     if size != arr.size:
-        raise ValueError("shaped: the view's size differs from the array's")
+        raise ValueError(SIZE_MESSAGE)
     return _as_shape(arr, shape)
