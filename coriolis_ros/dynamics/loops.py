@@ -81,6 +81,11 @@ RANK_RTOL = 1e-9
 SINGULAR_RTOL = 1e-6
 # Loop frame offsets are bounded like link lengths (metres).
 MAX_OFFSET = 1e6
+# The loops' rank is K's largest over the neutral configuration and this many others, the
+# loops' joints moved from it by up to GENERIC_MOVE (rad or m), from a fixed seed.
+GENERIC_SAMPLES = 3
+GENERIC_MOVE = 0.5
+GENERIC_SEED = 20
 
 
 @dataclass(frozen=True)
@@ -312,8 +317,7 @@ class LoopClosure:
         for i in self._root_rows:  # unit quaternion of a free root (its pose is not used)
             if self._type[i] == FREE:
                 q0[self._qi[i] + 6] = 1.0
-        K = self.constraint_jacobian(q0, cols=self.loop_rows)
-        rank = self._rank(K)
+        K, rank = self._generic_jacobian(q0)
         if independent is not None:
             independent = list(independent)
             unknown = [j for j in independent if j not in names]
@@ -348,6 +352,26 @@ class LoopClosure:
                 f"too {'many' if got > want else 'few'} independent joints"
             )
         return np.array(dependent, dtype=np.int64)
+
+    def _generic_jacobian(self, q0: np.ndarray) -> tuple[np.ndarray, int]:
+        """(K's loop columns, their rank) where that rank is largest: at q0 and at
+        GENERIC_SAMPLES configurations with the loops' joints moved from it (a fixed
+        sequence, so a model always loads the same way).  A neutral configuration is often
+        special (every link in a line: GRBDA's planar four-bar is at its dead point there) and
+        K loses rank at it; the mechanism's degrees of freedom are those of its regular
+        configurations."""
+        K = self.constraint_jacobian(q0, cols=self.loop_rows)
+        rank = self._rank(K)
+        rng = np.random.default_rng(GENERIC_SEED)
+        cols = self._qi[self.loop_rows]
+        for _ in range(GENERIC_SAMPLES):
+            q = q0.copy()
+            q[cols] += rng.uniform(-GENERIC_MOVE, GENERIC_MOVE, cols.size)
+            Kq = self.constraint_jacobian(q, cols=self.loop_rows)
+            rq = self._rank(Kq)
+            if rq > rank:
+                K, rank = Kq, rq
+        return K, rank
 
     @staticmethod
     def _rank(K: np.ndarray) -> int:
@@ -497,11 +521,22 @@ class LoopClosure:
         dA come from K A = 0 and its derivative, (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for
         the dependent rows.  ValueError naming the loop that does not close, closes on the
         wrong branch, or the dead point."""
-        self.target[:] = q
-        status = self._k["close_loops"](self.ci, self.cf, self.cw, continuation)
+        status = self.try_close(q, continuation)
         if status:
             self.fail(status)
         return self.last
+
+    def try_close(self, q, continuation: bool) -> int:
+        """:meth:`close`, returning the kernel's status (0: closed; see :meth:`fail`)."""
+        self.target[:] = q
+        return self._k["close_loops"](self.ci, self.cf, self.cw, continuation)
+
+    def singular(self, status: int) -> bool:
+        """Whether a :meth:`try_close` status says the loops closed at a dead point."""
+        from .kernels import closed_entry as ce
+        from .kernels import loop_closure as lc
+
+        return status == ce.CLOSURE + lc.SINGULAR
 
     def fail(self, status: int) -> None:
         """Raise the ValueError of a :mod:`.kernels.closed_entry` closure status."""
