@@ -33,12 +33,12 @@ from .engine import as_vector
 from .loops import LoopClosure
 from .model import MF_Q, Model
 
-# Methods of Dynamics that a closed-chain model answers through this module (bound on the
-# instance at construction, so the tree path pays nothing for them).
 # Where neutral() looks for a regular assembly when the tree's neutral one is a dead point:
 # offsets of the loops' independent joints from it (rad or m), in this order.
 NEUTRAL_OFFSETS = (0.0, 0.1, -0.1, 0.3, -0.3)
 NEUTRAL_NUDGE = 0.1  # the dependent joints' move when Newton cannot start from neutral
+# Methods of Dynamics that a closed-chain model answers through this module (bound on the
+# instance at construction, so the tree path pays nothing for them).
 METHODS = (
     "coriolis",
     "christoffel",
