@@ -123,6 +123,30 @@ TARGETS = {
                               "test_load_rotors_names_a_missing_file"],
     "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
                                  "test/unit/test_dynamics_loops.py"],
+    "dynamics/loops.py": ["test/unit/test_mutants_loops.py",
+                          "test/unit/test_dynamics_loops.py",
+                          "test/unit/test_dynamics_loop_jumps.py",
+                          "test/unit/test_mutants_closed_chain.py"],
+    "dynamics/engine.py": ["test/unit/test_mutants_engine.py",
+                           "test/unit/test_dynamics_api.py",
+                           "test/unit/test_dynamics_input_edges.py",
+                           "test/unit/test_mutants_coordinates.py",
+                           "test/unit/test_mutants_rotor_fold.py",
+                           "test/unit/test_dynamics_mimic.py::"
+                           "test_mimic_composes_with_floating_base",
+                           "test/unit/test_dynamics_mimic.py::"
+                           "test_batches_of_a_coupled_model_equal_its_single_state_calls_bitwise"],
+    "dynamics/frames.py": ["test/unit/test_mutants_frames.py",
+                           "test/unit/test_frames.py",
+                           "test/unit/test_task_space.py"],
+    "dynamics/api.py": ["test/unit/test_mutants_api.py",
+                        "test/unit/test_dynamics_api.py",
+                        "test/unit/test_dynamics_input_edges.py",
+                        "test/unit/test_mutants_closed_chain.py",
+                        "test/unit/test_dynamics_floating.py::"
+                        "test_neutral_and_integrate_against_pinocchio",
+                        "test/unit/test_dynamics_mimic.py::"
+                        "test_mimic_composes_with_floating_base"],
 }  # fmt: skip
 
 _COMPARE = {

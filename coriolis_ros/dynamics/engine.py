@@ -75,7 +75,7 @@ class Engine:
         self.mf.setflags(write=False)
         # E per row: its link frame in its body frame, x_body = E x_link (the inertial
         # parameters are in the link frames; dynamics.parameters), from the frames table
-        rotations = np.tile(np.eye(3).reshape(-1), (tree.nv, 1))
+        rotations = np.tile(np.eye(3).ravel(), (tree.nv, 1))
         for link, frame in zip(tree.frame_names, tree.fm, strict=True):
             row = int(frame[FM_BODY])
             if 0 <= row < tree.nv and tree.body_links[row] == link:
@@ -92,7 +92,7 @@ class Engine:
             # the rows after the model's hold the map, then every full-size intermediate
             self.ws = np.zeros((ws_rows(n, tree.nq), WS_WIDTH))
             rows = [tree.joint_names.index(name) for name in self.cmap.joint_names]
-            write_map(self.ws[n:].reshape(-1), self.cmap.A, self.cmap.phi, rows, self.model.nq)
+            write_map(self.ws[n:].ravel(), self.cmap.A, self.cmap.phi, rows, self.model.nq)
             # each row's cluster leader (the row whose walk it joins; -1: none), as the
             # kernels' coriolis_matrix.cluster_leader finds it
             self._independent_rows = rows
@@ -123,7 +123,7 @@ class Engine:
         rows, A2, perm, identity, table = compact(
             folded, flags, spin, self.cmap.A, self.cmap.phi, self._independent_rows
         )
-        write_fold(self.ws[n:].reshape(-1), n, self.tree.nq, rows, A2, perm, identity, table)
+        write_fold(self.ws[n:].ravel(), n, self.tree.nq, rows, A2, perm, identity, table)
         self._folded = tuple(int(r) for r in np.flatnonzero(flags))
         if self.batch_workspaces is not None:  # copies of ws made by the first batch call
             self.batch_workspaces[:, n:] = self.ws[n:]

@@ -227,11 +227,6 @@ class LoopClosure:
         self._Rpj = mf[:, MF_R : MF_R + 9].reshape(n, 3, 3).copy()
         self._tpj = mf[:, MF_T : MF_T + 3].copy()
         multi = (self._type == FREE) | (self._type == PLANAR)
-        root_rows = set()
-        for i in range(n):
-            if multi[i] and (self._parent[i] < 0 or self._parent[i] in root_rows):
-                root_rows.add(i)
-        self._root_rows = np.array(sorted(root_rows), dtype=np.int64)
         frames = {
             link: (int(fm[FM_BODY]), fm[FM_R : FM_R + 9].reshape(3, 3), fm[FM_T : FM_T + 3])
             for link, fm in zip(tree.frame_names, tree.fm, strict=True)
@@ -307,17 +302,15 @@ class LoopClosure:
                 )
             rows.append((f, lead))
             values.append((float(ratio), float(offset)))
-        self.follow = np.array(rows, dtype=np.int64).reshape(-1, 2)
-        self.follow_f = np.array(values, dtype=np.float64).reshape(-1, 2)
+        self.follow = np.array(rows, dtype=np.int64).reshape(len(rows), 2)
+        self.follow_f = np.array(values, dtype=np.float64).reshape(len(values), 2)
 
     def _choose_dependent(self, independent, flags) -> np.ndarray:
         names = self.tree.joint_names
         loop_names = [names[i] for i in self.loop_rows]
-        q0 = np.zeros(self.tree.nq)
-        for i in self._root_rows:  # unit quaternion of a free root (its pose is not used)
-            if self._type[i] == FREE:
-                q0[self._qi[i] + 6] = 1.0
-        K, rank = self._generic_jacobian(q0)
+        # every joint at zero; the placements hold a floating or planar row at the origin
+        # without reading its coordinates (a free root's zero quaternion is never read)
+        K, rank = self._generic_jacobian(np.zeros(self.tree.nq))
         if independent is not None:
             independent = list(independent)
             unknown = [j for j in independent if j not in names]
@@ -378,7 +371,7 @@ class LoopClosure:
         if K.size == 0:
             return 0
         s = np.linalg.svd(K, compute_uv=False)
-        return int(np.sum(s > RANK_RTOL * max(s[0], 1e-300))) if s[0] > 0 else 0
+        return int(np.sum(s > RANK_RTOL * s[0]))  # none for K = 0 (every s is 0)
 
     # ------------------------------------------------------------------ kinematics
 
@@ -401,9 +394,7 @@ class LoopClosure:
         for k, loop in enumerate(self.loops):
             (bp, rp, tp), (bs, rs, ts) = self._ends[k]
             self._loop_i[k] = kinds[loop.type], bp, bs
-            self._loop_f[k] = np.concatenate(
-                [rp.reshape(-1), tp, rs.reshape(-1), ts, self._axes[k]]
-            )
+            self._loop_f[k] = np.concatenate([rp.ravel(), tp, rs.ravel(), ts, self._axes[k]])
             for side, rows in enumerate(self._anc[k]):
                 self._anc_mask[k, side, sorted(rows)] = 1
         self._pose = _Pose(np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)))
@@ -445,12 +436,12 @@ class LoopClosure:
                  "wrap": ce.I_WRAP, "lwrap": ce.I_LWRAP}  # fmt: skip
         for name, (at, size) in offsets.items():
             ci[heads[name]] = at
-            ci[at : at + size] = np.asarray(data[name]).reshape(-1)
+            ci[at : at + size] = np.asarray(data[name]).ravel()
         for w, (at, _) in enumerate(regions):
             ci[ce.I_W + w] = at
         params = [CLOSURE_TOL * self._scale, MAX_STEP, RANK_RTOL, SINGULAR_RTOL]
-        cf = np.concatenate([self._tree_f.reshape(-1), self._loop_f.reshape(-1), params,
-                             self.follow_f.reshape(-1)])  # fmt: skip
+        cf = np.concatenate([self._tree_f.ravel(), self._loop_f.ravel(), params,
+                             self.follow_f.ravel()])  # fmt: skip
         cw = np.zeros(size_w)
         self.ci, self.cf, self.cw = ci, np.ascontiguousarray(cf), cw
 
@@ -578,10 +569,11 @@ class LoopClosure:
                 "instead (close_loops(y, guess=q_tree))"
             )
         if outcome in (lc.NOT_CLOSED, lc.NOT_FINITE):
-            worst = int(np.argmax(np.nan_to_num(np.abs(r), nan=np.inf).reshape(-1, 6).max(1)))
+            per_loop = np.abs(r).reshape(len(self.loops), 6)
+            worst = int(np.argmax(np.nan_to_num(per_loop, nan=np.inf).max(1)))
             raise ValueError(
                 f"loop '{self.loops[worst].name}' does not close from the starting guess: "
-                f"residual {np.max(np.abs(r[6 * worst : 6 * worst + 6])):.3g} after "
+                f"residual {per_loop[worst].max():.3g} after "
                 f"{MAX_NEWTON_STEPS} Newton steps (no assembly of the mechanism near the guess "
                 "at these independent positions)"
             )
