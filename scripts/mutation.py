@@ -122,10 +122,12 @@ TARGETS = {
                               "test/integration/test_rotors_frontends.py::"
                               "test_load_rotors_names_a_missing_file"],
     "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
-                                 "test/unit/test_dynamics_loops.py"],
+                                 "test/unit/test_dynamics_loops.py",
+                                 "test/unit/test_dynamics_loop_neutral.py"],
     "dynamics/loops.py": ["test/unit/test_mutants_loops.py",
                           "test/unit/test_dynamics_loops.py",
                           "test/unit/test_dynamics_loop_jumps.py",
+                          "test/unit/test_dynamics_loop_neutral.py",
                           "test/unit/test_mutants_closed_chain.py"],
     "dynamics/engine.py": ["test/unit/test_mutants_engine.py",
                            "test/unit/test_dynamics_api.py",
