@@ -33,10 +33,10 @@ from .engine import as_vector
 from .loops import LoopClosure
 from .model import MF_Q, Model
 
-# Where neutral() looks for a regular assembly when the tree's neutral one is a dead point:
-# offsets of the loops' independent joints from it (rad or m), in this order.
-NEUTRAL_OFFSETS = (0.0, 0.1, -0.1, 0.3, -0.3)
-NEUTRAL_NUDGE = 0.1  # the dependent joints' move when Newton cannot start from neutral
+# neutral()'s step (rad or m) off a dead point: the loops' independent joints move by it, one
+# way then the other, when the tree's neutral assembly is a dead point; the dependent joints
+# move by it when Newton cannot start from the neutral configuration.
+NEUTRAL_STEP = 0.1
 # Methods of Dynamics that a closed-chain model answers through this module (bound on the
 # instance at construction, so the tree path pays nothing for them).
 METHODS = (
@@ -203,15 +203,15 @@ class ClosedChain(RowByRowBatches):
         Newton starts from the tree's neutral configuration.  Where that fails (the guess
         itself a dead point of the dependent joints, every link of a chain in a line, so
         Newton cannot move along it) it starts again with the dependent joints moved by
-        NEUTRAL_NUDGE.  Where the assembly found is a dead point (A not defined), the
-        independent joints of the loops move by NEUTRAL_OFFSETS in turn, to the first regular
-        assembly."""
+        NEUTRAL_STEP.  Where the assembly found is a dead point (A not defined), the loops'
+        independent joints move by NEUTRAL_STEP, then by -NEUTRAL_STEP.  If nothing closes,
+        the error is that of Newton from the tree's neutral configuration."""
         c = self.closure
         base = self.tree_dynamics.neutral()
         qi = c.tree.mf[:, MF_Q].astype(np.int64)
         lead, dependent = qi[c.lead_rows], qi[c.dependent]
-        for offset in NEUTRAL_OFFSETS:
-            for nudge in (0.0, NEUTRAL_NUDGE):
+        for offset in (0.0, NEUTRAL_STEP, -NEUTRAL_STEP):
+            for nudge in (0.0, NEUTRAL_STEP):
                 q = base.copy()
                 q[lead] += offset
                 q[dependent] += nudge
@@ -220,7 +220,7 @@ class ClosedChain(RowByRowBatches):
                     return c.last[c.keep].copy()
                 if c.singular(status):
                     break  # closed, at a dead point: move the independent joints
-        c.fail(c.try_close(base, continuation=False))  # names the first attempt's failure
+        c.fail(c.try_close(base, continuation=False))
         raise AssertionError("unreachable: fail raises")
 
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:

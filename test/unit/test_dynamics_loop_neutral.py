@@ -125,5 +125,61 @@ def test_newton_starts_off_a_straight_dependent_chain():
     q = dict(zip(dyn.tree_joint_names, dyn.closed.full_position(y), strict=True))
     p = _tip([(q["ja1"], 0.15), (q["ja2"], 0.25), (q["ja3"], 0.2)])
     s = _tip([(q["jb1"], 0.35), (q["jb2"], 0.45)])
-    assert np.abs(p - s).max() < 1e-12 and abs(q["jb2"]) > 0.5  # closed, chain b bent
+    assert np.abs(p - s).max() < 1e-12
+    # Newton restarted from chain b bent by +0.1 at both joints: the assembly bent that way
+    assert q["jb2"] > 0.5 and q["jb1"] < 0.0
     dyn.warmup()
+
+
+# A four-bar with its crank just beyond its range at zero: crank 0.3 from the origin, rocker
+# 0.3 from a pivot at (1.0, -0.4), coupler 0.4962 (coupler and rocker 0.01 shorter than the
+# crank's tip is from the pivot at zero, sqrt(0.65)).  Turning the crank by +0.1 takes its tip
+# further from the pivot (0.823: no assembly), by -0.1 nearer (0.793: a regular one).
+REACH = math.sqrt(0.65) - 0.3 - 0.01
+LIMIT = (
+    '<robot name="limit">' + '<link name="ground"/>' + _link("crank", 0.3, 0.3)
+    + _link("coupler", REACH, 0.5) + _link("rocker", 0.3, 0.3)
+    + _joint("j_crank", "ground", "crank", 0.0)
+    + _joint("j_coupler", "crank", "coupler", 0.3, ' independent="false"')
+    + '<joint name="j_rocker" type="continuous" independent="false"><parent link="ground"/>'
+    '<child link="rocker"/><origin xyz="1.0 -0.4 0"/><axis xyz="0 0 1"/></joint>'
+    + _loop("coupler", REACH, "rocker", 0.3) + "</robot>"
+)  # fmt: skip
+
+
+def test_neutral_steps_the_other_way_when_one_way_has_no_assembly():
+    dyn = Dynamics.from_urdf(LIMIT)
+    assert dyn.neutral().tolist() == [-0.1]
+    q = dict(zip(dyn.tree_joint_names, dyn.closed.full_position([-0.1]), strict=True))
+    p = _tip([(q["j_crank"], 0.3), (q["j_coupler"], REACH)])
+    s = np.array([1.0, -0.4]) + _tip([(q["j_rocker"], 0.3)])
+    assert np.abs(p - s).max() < 1e-12
+
+
+# The five-bar with chain a folded back at zero (its loop point 0.2 from the origin) and chain
+# b unable to come nearer than 0.5 (0.65 and 0.15): no assembly near zero; with a's last joint
+# half a turn round, a reaches 0.6 and the mechanism assembles.
+FOLDED = (
+    '<robot name="folded">' + '<link name="ground"/>' + _link("a1", 0.15, 0.2)
+    + _link("a2", 0.25, 0.2) + _link("a3", 0.2, 0.2) + _link("b1", 0.65, 0.3)
+    + _link("b2", 0.15, 0.3)
+    + _joint("ja1", "ground", "a1", 0.0) + _joint("ja2", "a1", "a2", 0.15)
+    + _joint("ja3", "a2", "a3", 0.25)
+    + _joint("jb1", "ground", "b1", 0.0, ' independent="false"')
+    + _joint("jb2", "b1", "b2", 0.65, ' independent="false"')
+    + _loop("a3", -0.2, "b2", 0.15) + "</robot>"
+)  # fmt: skip
+
+
+def test_without_an_assembly_near_zero_neutral_gives_newtons_error_from_zero():
+    """The error is the one of Newton from the tree's neutral configuration (closed from that
+    guess in another instance), even after the instance has closed elsewhere."""
+    dyn = Dynamics.from_urdf(FOLDED)
+    dyn.close_loops([0.0, 0.0, math.pi], guess=np.array([0.0, 0.0, math.pi, 0.5, 1.0]))
+    with pytest.raises(ValueError) as info:
+        dyn.neutral()
+    fresh = Dynamics.from_urdf(FOLDED)
+    with pytest.raises(ValueError) as want:
+        fresh.close_loops([0.0, 0.0, 0.0], guess=np.zeros(5))
+    assert str(info.value) == str(want.value)
+    assert str(info.value).startswith("loop 'closure' does not close from the starting guess")
