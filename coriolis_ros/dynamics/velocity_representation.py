@@ -274,6 +274,7 @@ class VelocityRepresentation(RowByRowBatches):
         """The velocity with the base's body twist, of nu' = v."""
         if out is not None:
             (out,) = outputs(out, [(self.nv,)])
+        q = self._q(q)  # the kernel reads q[:7] only: its length is checked here
         res = self._body(q, v, "v")[1]
         if out is None:
             return res
