@@ -123,7 +123,8 @@ TARGETS = {
                               "test_load_rotors_names_a_missing_file"],
     "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
                                  "test/unit/test_dynamics_loops.py"],
-    "dynamics/velocity_representation.py": ["test/unit/test_dynamics_velocity_representation.py",
+    "dynamics/velocity_representation.py": ["test/unit/test_mutants_velocity_representation.py",
+                                            "test/unit/test_dynamics_velocity_representation.py",
                                             "test/unit/test_regressor_batch.py::"
                                             "test_batch_rows_equal_single_calls_bitwise"],
 }  # fmt: skip
