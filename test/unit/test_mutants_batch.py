@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coriolis_ros.dynamics import batch
+from coriolis_ros.dynamics import Dynamics, batch
+from coriolis_ros.robots import robot_path
 
 ROW = 256
 BAD_Q, BAD_QD, BAD_QDD, BAD_QUATERNION = 1, 2, 3, 5
@@ -56,6 +57,9 @@ def test_the_other_statuses():
                    BAD_QDD + 1 + 3 * ROW):  # fmt: skip
         with pytest.raises(RuntimeError, match=rf"^internal error: batch kernel status {status}$"):
             batch.fail(status, names)
+    for fewer in (names[:1], names[:2]):  # a fourth input's status, one or two inputs
+        with pytest.raises(RuntimeError, match=r"^internal error: batch kernel status 4$"):
+            batch.fail(BAD_QDD + 1, fewer)
 
 
 class Refusing:
@@ -89,6 +93,9 @@ def test_a_coupled_models_row_is_explained_by_its_map():
     cmap.calls.clear()
     with pytest.raises(ValueError, match=rf"^V row 3 {HUGE}"):
         batch.fail(BAD_QD + ROW * 3, ("Q", "V"), cmap, (Q,))
+    assert cmap.calls == []
+    with pytest.raises(ValueError, match=rf"^A row 3 {HUGE}"):
+        batch.fail(BAD_QDD + ROW * 3, ("Q", "V", "A"), cmap, (Q,))
     assert cmap.calls == []
     with pytest.raises(ValueError, match=rf"^Q row 2 {HUGE}"):  # no map: the usual message
         batch.fail(BAD_Q + ROW * 2, ("Q", "V"), None, (Q, V))
@@ -167,3 +174,21 @@ def test_outputs():
             batch.outputs((a, arr), [(2, 3), (4,)])
     with pytest.raises(ValueError, match=r"^out array has shape \(5,\), expected \(4,\)$"):
         batch.outputs((a, np.zeros(5)), [(2, 3), (4,)])
+
+
+@pytest.mark.parametrize("name, coupled", [("arm7", False), ("arm7_rotors", True)])
+def test_batch_workspaces_say_their_outputs_are_fresh_unless_coupled(name, coupled):
+    """``ws[0, WS_STREAM]`` (column 78 of row 0, ``kernels.spatial``) is 1.0 in the batches'
+    workspaces, whose outputs are fresh memory (Gamma may then be zeroed by streaming
+    stores), 0.0 in a single call's and in a coupled model's batches (their full-size
+    scratch is read back at once)."""
+    dyn = Dynamics.from_urdf(str(robot_path(name)))
+    assert dyn.engine.coupled == coupled
+    assert dyn.engine.batch_workspaces is None
+    dyn.gravity_batch(dyn.neutral()[None, :])
+    wss = dyn.engine.batch_workspaces
+    assert wss.shape[1:] == dyn.engine.ws.shape and wss.shape[0] >= 8
+    assert np.all(wss[:, 0, 78] == (0.0 if coupled else 1.0))
+    assert dyn.engine.ws[0, 78] == 0.0
+    dyn.christoffel_batch(dyn.neutral()[None, :])
+    assert dyn.engine.batch_workspaces is wss  # allocated once
