@@ -122,10 +122,12 @@ TARGETS = {
                               "test/integration/test_rotors_frontends.py::"
                               "test_load_rotors_names_a_missing_file"],
     "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
-                                 "test/unit/test_dynamics_loops.py"],
+                                 "test/unit/test_dynamics_loops.py",
+                                 "test/unit/test_dynamics_loop_neutral.py"],
     "dynamics/loops.py": ["test/unit/test_mutants_loops.py",
                           "test/unit/test_dynamics_loops.py",
                           "test/unit/test_dynamics_loop_jumps.py",
+                          "test/unit/test_dynamics_loop_neutral.py",
                           "test/unit/test_mutants_closed_chain.py"],
     "dynamics/engine.py": ["test/unit/test_mutants_engine.py",
                            "test/unit/test_dynamics_api.py",
@@ -147,6 +149,18 @@ TARGETS = {
                         "test_neutral_and_integrate_against_pinocchio",
                         "test/unit/test_dynamics_mimic.py::"
                         "test_mimic_composes_with_floating_base"],
+    "dynamics/velocity_representation.py": ["test/unit/test_mutants_velocity_representation.py",
+                                            "test/unit/test_dynamics_velocity_representation.py",
+                                            "test/unit/test_regressor_batch.py::"
+                                            "test_batch_rows_equal_single_calls_bitwise"],
+    "dynamics/batch.py": ["test/unit/test_mutants_batch.py", "test/unit/test_dynamics_batch.py",
+                          "test/unit/test_regressor_batch.py",
+                          "test/unit/test_dynamics_mimic.py::"
+                          "test_batches_of_a_coupled_model_equal_its_single_state_calls_bitwise",
+                          "test/unit/test_dynamics_loops.py::test_batches_equal_single_calls",
+                          "test/unit/test_dynamics_velocity_representation.py::"
+                          "test_integrate_batches_and_clone_keep_the_representation",
+                          "test/unit/test_follower_bounds.py"],
 }  # fmt: skip
 
 _COMPARE = {

@@ -31,8 +31,12 @@ from .batch import RowByRowBatches, outputs
 from .coordinates import ReducedModel
 from .engine import as_vector
 from .loops import LoopClosure
-from .model import Model
+from .model import MF_Q, Model
 
+# neutral()'s step (rad or m) off a dead point: the loops' independent joints move by it, one
+# way then the other, when the tree's neutral assembly is a dead point; the dependent joints
+# move by it when Newton cannot start from the neutral configuration.
+NEUTRAL_STEP = 0.1
 # Methods of Dynamics that a closed-chain model answers through this module (bound on the
 # instance at construction, so the tree path pays nothing for them).
 METHODS = (
@@ -194,9 +198,30 @@ class ClosedChain(RowByRowBatches):
         return A.copy(), dA.copy()
 
     def neutral(self) -> np.ndarray:
-        """The assembly nearest the tree's neutral configuration, in independent coordinates."""
-        full = self.closure.close(self.tree_dynamics.neutral(), continuation=False)
-        return full[self.closure.keep].copy()
+        """The assembly nearest the tree's neutral configuration, in independent coordinates.
+
+        Newton starts from the tree's neutral configuration.  Where that fails (the guess
+        itself a dead point of the dependent joints, every link of a chain in a line, so
+        Newton cannot move along it) it starts again with the dependent joints moved by
+        NEUTRAL_STEP.  Where the assembly found is a dead point (A not defined), the loops'
+        independent joints move by NEUTRAL_STEP, then by -NEUTRAL_STEP.  If nothing closes,
+        the error is that of Newton from the tree's neutral configuration."""
+        c = self.closure
+        base = self.tree_dynamics.neutral()
+        qi = c.tree.mf[:, MF_Q].astype(np.int64)
+        lead, dependent = qi[c.lead_rows], qi[c.dependent]
+        for offset in (0.0, NEUTRAL_STEP, -NEUTRAL_STEP):
+            for nudge in (0.0, NEUTRAL_STEP):
+                q = base.copy()
+                q[lead] += offset
+                q[dependent] += nudge
+                status = c.try_close(q, continuation=False)
+                if status == 0:
+                    return c.last[c.keep].copy()
+                if c.singular(status):
+                    break  # closed, at a dead point: move the independent joints
+        c.fail(c.try_close(base, continuation=False))
+        raise AssertionError("unreachable: fail raises")
 
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
         full, A, _ = self._state(q)

@@ -15,7 +15,9 @@ coupled joint: not a coordinate, it follows its leader.  Chains (a gear train: a
 driving a gear driving a link) are resolved to the independent joint, the ratios
 multiplied.  The joint ``independent="false"`` attribute of urdfdom's fork says which of
 the two joints follows: the successor's, unless the predecessor's is marked
-``independent="false"`` and the successor's ``independent="true"`` (then q_p = q_s / ratio).
+``independent="false"`` (then q_p = q_s / ratio).  A joint without the attribute is
+independent, as in the fork; both marked ``"false"`` is refused (neither would be the
+coordinate).
 
 Each of the two links must hang from the links' nearest common ancestor by exactly one
 moving joint (fixed joints in between are fine): couplings between sums of joints
@@ -256,7 +258,8 @@ def resolve_couplings(
 ) -> dict[str, tuple[str, float]]:
     """Coupled joint -> (independent leader, ratio), chains resolved; URDFError naming the
     coupling for an unknown link, a link without a moving joint of its own below the two links'
-    nearest common ancestor, a joint coupled twice, or a cycle."""
+    nearest common ancestor, both joints marked not independent, a joint coupled twice, or a
+    cycle."""
     direct: dict[str, tuple[str, float, str]] = {}
     links = set(parent_joint) | {j.parent for j in joints.values()}
     for c in couplings:
@@ -287,8 +290,14 @@ def resolve_couplings(
                     f"{where}: joint '{joint}' is {joints[joint].type}; couplings join "
                     "revolute, continuous or prismatic joints"
                 )
+        # urdfdom's fork: a joint without the attribute is independent
+        if independent.get(jp) is False and independent.get(js) is False:
+            raise URDFError(
+                f"{where}: both joints, '{jp}' and '{js}', are marked independent=\"false\": "
+                "one of the two must be the coordinate"
+            )
         follower, leader, ratio = js, jp, c.ratio
-        if independent.get(js) is True and independent.get(jp) is False:
+        if independent.get(jp) is False:
             follower, leader, ratio = jp, js, 1.0 / c.ratio
         if follower in direct:
             raise URDFError(

@@ -81,6 +81,11 @@ RANK_RTOL = 1e-9
 SINGULAR_RTOL = 1e-6
 # Loop frame offsets are bounded like link lengths (metres).
 MAX_OFFSET = 1e6
+# The loops' rank is K's largest over the neutral configuration and this many others, the
+# loops' joints moved from it by up to GENERIC_MOVE (rad or m), from a fixed seed.
+GENERIC_SAMPLES = 3
+GENERIC_MOVE = 0.5
+GENERIC_SEED = 20
 
 
 @dataclass(frozen=True)
@@ -191,9 +196,8 @@ def _kernels():
     f1, f2, f3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
     return {
         "placements": compile_frozen(lc.placements, (i2, f2, f1, f3, f2, f2), types.none),
-        "jacobian": compile_frozen(
-            lc.jacobian, (i2, i2, f2, i3, f3, f2, f2, i1, f2, f2, f2), types.none
-        ),
+        "frames": compile_frozen(lc.all_frames, (f3, f2, i2, f2, f3), types.none),
+        "jacobian": compile_frozen(lc.jacobian, (i2, i3, f2, f3, i1, f2, f2, f2), types.none),
         "close_loops": compile_frozen(ce.close_loops, (i1, f1, f1, types.boolean)),
         "update": compile_frozen(ce.update, (i1, f1, f1, f1)),
         "coriolis": compile_frozen(ce.closed_coriolis, (RF2, i1, f1, f1, f1, f1, f2, f2, f2, f2)),
@@ -306,8 +310,7 @@ class LoopClosure:
         loop_names = [names[i] for i in self.loop_rows]
         # every joint at zero; the placements hold a floating or planar row at the origin
         # without reading its coordinates (a free root's zero quaternion is never read)
-        K = self.constraint_jacobian(np.zeros(self.tree.nq), cols=self.loop_rows)
-        rank = self._rank(K)
+        K, rank = self._generic_jacobian(np.zeros(self.tree.nq))
         if independent is not None:
             independent = list(independent)
             unknown = [j for j in independent if j not in names]
@@ -343,6 +346,26 @@ class LoopClosure:
             )
         return np.array(dependent, dtype=np.int64)
 
+    def _generic_jacobian(self, q0: np.ndarray) -> tuple[np.ndarray, int]:
+        """(K's loop columns, their rank) where that rank is largest: at q0 and at
+        GENERIC_SAMPLES configurations with the loops' joints moved from it (a fixed
+        sequence, so a model always loads the same way).  A neutral configuration is often
+        special (every link in a line: GRBDA's planar four-bar is at its dead point there) and
+        K loses rank at it; the mechanism's degrees of freedom are those of its regular
+        configurations."""
+        K = self.constraint_jacobian(q0, cols=self.loop_rows)
+        rank = self._rank(K)
+        rng = np.random.default_rng(GENERIC_SEED)
+        cols = self._qi[self.loop_rows]
+        for _ in range(GENERIC_SAMPLES):
+            q = q0.copy()
+            q[cols] += rng.uniform(-GENERIC_MOVE, GENERIC_MOVE, cols.size)
+            Kq = self.constraint_jacobian(q, cols=self.loop_rows)
+            rq = self._rank(Kq)
+            if rq > rank:
+                K, rank = Kq, rq
+        return K, rank
+
     @staticmethod
     def _rank(K: np.ndarray) -> int:
         if K.size == 0:
@@ -376,6 +399,7 @@ class LoopClosure:
                 self._anc_mask[k, side, sorted(rows)] = 1
         self._pose = _Pose(np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)))
         self._s3, self._s6 = np.zeros((lc.S3_ROWS, 3)), np.zeros((lc.S6_ROWS, 6))
+        self._fk = np.zeros((L, 10, 3))  # the loops' frames at the placements
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
     def _pack_map(self) -> None:
@@ -430,7 +454,7 @@ class LoopClosure:
         self.A = view(ce.W_A, (n, ny))
         self.A[self.independent, np.arange(ny)] = 1.0
         self.dA = view(ce.W_DA, (n, ny, ny))
-        self.info = view(ce.W_INFO, (2,))
+        self.info = view(ce.W_INFO, (3,))
         self.residual = view(ce.W_RES, (6 * L,))
 
     def _wrapped(self) -> np.ndarray:
@@ -454,6 +478,7 @@ class LoopClosure:
         call overwrites it)."""
         pose = self._pose
         self._k["placements"](self._tree_i, self._tree_f, q, pose.R, pose.t, pose.S)
+        self._k["frames"](pose.R, pose.t, self._loop_i, self._loop_f, self._fk)
         return pose
 
     def constraint_jacobian(self, q: np.ndarray, cols=None, placed: bool = False) -> np.ndarray:
@@ -469,8 +494,8 @@ class LoopClosure:
         K = np.zeros((self.m, cols.size))
         pose = self._pose
         self._k["jacobian"](
-            self._tree_i, self._loop_i, self._loop_f, self._anc_mask, pose.R, pose.t, pose.S,
-            np.ascontiguousarray(cols), K, self._s3, self._s6,
+            self._loop_i, self._anc_mask, pose.S, self._fk, np.ascontiguousarray(cols), K,
+            self._s3, self._s6,
         )  # fmt: skip
         return K
 
@@ -487,11 +512,22 @@ class LoopClosure:
         dA come from K A = 0 and its derivative, (D_{A_k} K) A_j + K dA_j/dy_k = 0, solved for
         the dependent rows.  ValueError naming the loop that does not close, closes on the
         wrong branch, or the dead point."""
-        self.target[:] = q
-        status = self._k["close_loops"](self.ci, self.cf, self.cw, continuation)
+        status = self.try_close(q, continuation)
         if status:
             self.fail(status)
         return self.last
+
+    def try_close(self, q, continuation: bool) -> int:
+        """:meth:`close`, returning the kernel's status (0: closed; see :meth:`fail`)."""
+        self.target[:] = q
+        return self._k["close_loops"](self.ci, self.cf, self.cw, continuation)
+
+    def singular(self, status: int) -> bool:
+        """Whether a :meth:`try_close` status says the loops closed at a dead point."""
+        from .kernels import closed_entry as ce
+        from .kernels import loop_closure as lc
+
+        return status == ce.CLOSURE + lc.SINGULAR
 
     def fail(self, status: int) -> None:
         """Raise the ValueError of a :mod:`.kernels.closed_entry` closure status."""

@@ -139,7 +139,7 @@ def _generators(rep: str) -> np.ndarray:
     return E
 
 
-_CODES = {"body": 0, "mixed": MIXED, "inertial": INERTIAL}
+_CODES = {"mixed": MIXED, "inertial": INERTIAL}  # the variant is never "body"
 _ARGS = {
     "base_velocity": (F1, F1, types.int64, F1, F2),  # q, nu', representation, nu_B, T_b and K
     "base_coriolis": (F2, F2, F2, F2, F2),  # M, Mdot, C, T_b and K, scratch
@@ -197,9 +197,7 @@ class VelocityRepresentation(RowByRowBatches):
             q, x = self._q(q), self._vector(x, name)
             status = kernel(q, x, self._code, nu, tk)
         if status:
-            q, x = self._q(q), self._vector(x, name)  # raise, naming the problem
-            if q.shape[0] != self.nq:
-                raise ValueError(f"q must have shape ({self.nq},), got {q.shape}")
+            self._q(q), self._vector(x, name)  # raise, naming the problem
             raise RuntimeError(f"internal error: base_velocity status {status}")
         return q, nu, tk
 
@@ -276,6 +274,7 @@ class VelocityRepresentation(RowByRowBatches):
         """The velocity with the base's body twist, of nu' = v."""
         if out is not None:
             (out,) = outputs(out, [(self.nv,)])
+        q = self._q(q)  # the kernel reads q[:7] only: its length is checked here
         res = self._body(q, v, "v")[1]
         if out is None:
             return res

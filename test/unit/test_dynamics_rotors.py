@@ -367,15 +367,28 @@ def test_a_gear_train_multiplies_the_ratios():
     )
 
 
-def test_the_independent_attribute_picks_the_follower():
-    """With only the predecessor's joint marked independent="false", it follows: q_a = q_r / 9."""
+def _flagged(flags):
     text = COUPLING.format(extra=coupling())
-    for joint, flag in (("ja", "false"), ("jr", "true")):
-        old = f'<joint name="{joint}" '
-        text = text.replace(old, f'<joint independent="{flag}" name="{joint}" ')
-    dyn = Dynamics.from_urdf(text)
+    for joint, flag in flags:
+        new = f'<joint independent="{flag}" name="{joint}" '
+        text = text.replace(f'<joint name="{joint}" ', new)
+    return text
+
+
+@pytest.mark.parametrize("flags", [(("ja", "false"), ("jr", "true")), (("ja", "false"),)])
+def test_the_independent_attribute_picks_the_follower(flags):
+    """With the predecessor's joint marked independent="false" (the successor's "true", or
+    unmarked: independent in urdfdom's fork), it follows: q_a = q_r / 9."""
+    dyn = Dynamics.from_urdf(_flagged(flags))
     assert set(dyn.joint_names) == {"jb", "jr", "jr2"}
     assert dyn.coupled_joints == {"ja": ("jr", 1.0 / 9.0, 0.0)}
+
+
+def test_both_joints_of_a_coupling_marked_not_independent_are_refused():
+    with pytest.raises(URDFError, match="both joints, 'ja' and 'jr', are marked independent"):
+        Dynamics.from_urdf(_flagged((("ja", "false"), ("jr", "false"))))
+    dyn = Dynamics.from_urdf(_flagged((("ja", "true"), ("jr", "false"))))
+    assert dyn.coupled_joints == {"jr": ("ja", 9.0, 0.0)}
 
 
 GOOD = {"gear_ratio": 9.0, "inertia": [1e-4, 1e-4, 2e-4, 0, 0, 0], "mass": 0.1}

@@ -174,19 +174,26 @@ def test_load_rotors_of_a_missing_file_and_a_directory_give_the_reason(tmp_path)
 
 
 def test_which_joint_follows_by_the_independent_flags():
-    """The successor's joint follows, unless the predecessor's is marked independent="false"
-    and the successor's "true": then the predecessor's follows at 1 / ratio. One flag alone,
-    or both alike, leaves the successor's following."""
+    """The successor's joint follows, unless the predecessor's is marked independent="false":
+    then the predecessor's follows at 1 / ratio. As in urdfdom's fork, a joint without the
+    attribute is independent; both marked "false" is refused, naming the coupling."""
     from types import SimpleNamespace
 
     joints = {name: SimpleNamespace(name=name, type=kind, parent="base")
               for name, kind in (("ja", "revolute"), ("jr", "continuous"))}  # fmt: skip
     parent_joint = {"a": "ja", "rot": "jr"}
     couplings = [cp.Coupling("g", "a", "rot", 8.0)]
-    for flags in ({}, {"jr": True}, {"ja": True}, {"ja": True, "jr": True},
-                  {"ja": False, "jr": False}, {"jr": False}):  # fmt: skip
+    for flags in ({}, {"jr": True}, {"ja": True}, {"ja": True, "jr": True}, {"jr": False},
+                  {"ja": True, "jr": False}):  # fmt: skip
         assert cp.resolve_couplings(couplings, joints, parent_joint, flags) == {
             "jr": ("ja", 8.0)
         }, flags
-    swapped = cp.resolve_couplings(couplings, joints, parent_joint, {"ja": False, "jr": True})
-    assert swapped == {"ja": ("jr", 0.125)}
+    for flags in ({"ja": False, "jr": True}, {"ja": False}):  # the successor unmarked: independent
+        swapped = cp.resolve_couplings(couplings, joints, parent_joint, flags)
+        assert swapped == {"ja": ("jr", 0.125)}, flags
+    with pytest.raises(URDFError) as info:
+        cp.resolve_couplings(couplings, joints, parent_joint, {"ja": False, "jr": False})
+    assert str(info.value) == (
+        "/robot/coupling[@name='g']: both joints, 'ja' and 'jr', are marked "
+        'independent="false": one of the two must be the coordinate'
+    )

@@ -17,7 +17,9 @@ steps need is a view into
                two rank thresholds, then each follower's ratio and offset;
 ``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
                flag after it says whether that y is valid), the placements, A, dA, the tree's
-               M, Mdot, C and every scratch array.
+               M, Mdot, C, every scratch array, the loops' frames, and (W_CHORD) one plus
+               the rank of the factorization of K_z at the last closed configuration left
+               in the QR regions (0: none; Newton's first step from there is a chord step).
 
 :func:`layout` computes the offsets; :class:`coriolis_ros.dynamics.loops.LoopClosure` fills
 the arrays.  Status codes: 0, the input codes of :mod:`.kinematics` (BAD_Q, SIZE_Q, ...),
@@ -47,6 +49,7 @@ from .kinematics import (
     disjoint,
     square_ok,
 )
+from .views import shaped
 from .loop_closure import CLOSED, FOLLOWER_RANGE, S3_ROWS, S6_ROWS, closed_state
 
 SC_SIZE = 3 * S3_ROWS + 6 * S6_ROWS  # the scratch rows s3 and s6, one after the other
@@ -70,8 +73,8 @@ I_W = 21  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 # workspace regions
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
- W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD) = range(33)  # fmt: skip
-HEADER = I_W + 33
+ W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD, W_FR, W_CHORD) = range(35)  # fmt: skip
+HEADER = I_W + 35
 # cf: the tree's geometry (n x 12), the loops' (L x 27), then these four, then the followers'
 # (ratio, offset) pairs
 P_TOL, P_MAX_STEP, P_RANK_RTOL, P_SINGULAR_RTOL = range(4)
@@ -91,9 +94,9 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf:
     for name, size in ints:
         offsets[name] = (at, size)
         at += size
-    work = [nq, nqy + 1, nq, 9 * n, 3 * n, 6 * n, m, 2, n * ny, n * ny * ny, 6 * n, SC_SIZE,
+    work = [nq, nqy + 1, nq, 9 * n, 3 * n, 6 * n, m, 3, n * ny, n * ny * ny, 6 * n, SC_SIZE,
             m * nz, m * nz, nz, nz, nz, m, nz, nq, m, m, m, n, n, nl, n, n * n, n * n, n * n,
-            n * ny, n * ny, nl]  # fmt: skip
+            n * ny, n * ny, nl, 30 * loops, 1]  # fmt: skip
     regions, w = [], 0
     for size in work:
         regions.append((w, size))
@@ -105,11 +108,11 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf:
 def _ints(ci):
     n, L, nz, nl, nqy = ci[I_N], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NQY]
     o = ci[I_TREE]
-    tree_i = ci[o : o + 3 * n].reshape((n, 3))
+    tree_i = shaped(ci[o : o + 3 * n], (n, 3))
     o = ci[I_LOOP]
-    loop_i = ci[o : o + 3 * L].reshape((L, 3))
+    loop_i = shaped(ci[o : o + 3 * L], (L, 3))
     o = ci[I_ANC]
-    anc = ci[o : o + 2 * L * n].reshape((L, 2, n))
+    anc = shaped(ci[o : o + 2 * L * n], (L, 2, n))
     dep = ci[ci[I_DEP] : ci[I_DEP] + nz]
     lead_q = ci[ci[I_LEAD_Q] : ci[I_LEAD_Q] + nl]
     lead_c = ci[ci[I_LEAD_C] : ci[I_LEAD_C] + nl]
@@ -137,13 +140,16 @@ def _close(ci, cf, cw, has_start):
     n, nq, L, nz, nl, ny = ci[I_N], ci[I_NQ], ci[I_L], ci[I_NZ], ci[I_NL], ci[I_NY]
     m = 6 * L
     tree_i, loop_i, anc, dep, lead_q, lead_c, lead_r, _, perm = _ints(ci)
-    tree_f = cf[: 12 * n].reshape((n, 12))
-    loop_f = cf[12 * n : 12 * n + 27 * L].reshape((L, 27))
+    tree_f = shaped(cf[: 12 * n], (n, 12))
+    loop_f = shaped(cf[12 * n : 12 * n + 27 * L], (L, 27))
     p = 12 * n + 27 * L
     q = _w(ci, cw, W_Q, nq)
     last = _w(ci, cw, W_LAST, nq)
     literal = _w(ci, cw, W_LEAD, nl)
     turns = ci[ci[I_LWRAP] : ci[I_LWRAP] + nl]
+    chord_at = ci[I_W + W_CHORD]
+    chord = int(cw[chord_at]) - 1 if has_start else -1
+    cw[chord_at] = 0.0  # QR's regions are rewritten below; valid again once W_LAST is
     if has_start:
         for c in range(nl):
             i = lead_q[c]
@@ -151,18 +157,19 @@ def _close(ci, cf, cw, has_start):
             if turns[c] and not abs(q[i] - last[i]) <= math.pi:
                 q[i] = last[i] + _shorter_way(_angle(q[i]) - _angle(last[i]))
     status = closed_state(
-        tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, dep, lead_q, lead_c,
-        lead_r,
+        tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, chord, dep, lead_q,
+        lead_c, lead_r,
         cf[p + P_TOL], ci[I_MAX_STEPS], cf[p + P_MAX_STEP], cf[p + P_RANK_RTOL],
         cf[p + P_SINGULAR_RTOL],
-        _w(ci, cw, W_R, 9 * n).reshape((n, 3, 3)), _w(ci, cw, W_T, 3 * n).reshape((n, 3)),
-        _w(ci, cw, W_S, 6 * n).reshape((n, 6)), _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 2),
-        _w(ci, cw, W_A, n * ny).reshape((n, ny)),
-        _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)),
-        _w(ci, cw, W_VU, 6 * n).reshape((n, 6)),
-        _w(ci, cw, W_SC, 3 * S3_ROWS).reshape((S3_ROWS, 3)),
-        cw[ci[I_W + W_SC] + 3 * S3_ROWS : ci[I_W + W_SC] + SC_SIZE].reshape((S6_ROWS, 6)),
-        _w(ci, cw, W_K, m * nz).reshape((m, nz)), _w(ci, cw, W_QR, m * nz).reshape((m, nz)),
+        shaped(_w(ci, cw, W_R, 9 * n), (n, 3, 3)), shaped(_w(ci, cw, W_T, 3 * n), (n, 3)),
+        shaped(_w(ci, cw, W_S, 6 * n), (n, 6)), shaped(_w(ci, cw, W_FR, 30 * L), (L, 10, 3)),
+        _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 3),
+        shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
+        shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)),
+        shaped(_w(ci, cw, W_VU, 6 * n), (n, 6)),
+        shaped(_w(ci, cw, W_SC, 3 * S3_ROWS), (S3_ROWS, 3)),
+        shaped(cw[ci[I_W + W_SC] + 3 * S3_ROWS : ci[I_W + W_SC] + SC_SIZE], (S6_ROWS, 6)),
+        shaped(_w(ci, cw, W_K, m * nz), (m, nz)), shaped(_w(ci, cw, W_QR, m * nz), (m, nz)),
         perm, _w(ci, cw, W_NORMS, nz), _w(ci, cw, W_VHEAD, nz), _w(ci, cw, W_BETA, nz),
         _w(ci, cw, W_YS, m), _w(ci, cw, W_STEP, nz), _w(ci, cw, W_TRIAL, nq),
         _w(ci, cw, W_RTRIAL, m), _w(ci, cw, W_B, m), _w(ci, cw, W_COL, m),
@@ -176,15 +183,16 @@ def _close(ci, cf, cw, has_start):
                     q[lead_q[c]] = literal[c]
     if status == CLOSED and ci[I_NF] > 0:  # after the wrap: followers see the leader's value
         bad = _follow(ci, cf[p + P_FOLLOWERS :], tree_i, q,
-                      _w(ci, cw, W_A, n * ny).reshape((n, ny)),
-                      _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny)))  # fmt: skip
+                      shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
+                      shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)))  # fmt: skip
         if bad >= 0:
-            _w(ci, cw, W_INFO, 2)[1] = bad
+            _w(ci, cw, W_INFO, 3)[1] = bad
             return FOLLOWER_RANGE
     if status == CLOSED:
         for i in range(nq):
             last[i] = q[i]
         cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
+        cw[chord_at] = _w(ci, cw, W_INFO, 3)[2] + 1.0
     return status
 
 
@@ -297,22 +305,22 @@ def closed_coriolis(mf, ci, cf, cw, y, yd, tws, Mbar, Mbardot, Cbar):
     status = update(ci, cf, cw, y)
     if status:
         return status
-    A = _w(ci, cw, W_A, n * ny).reshape((n, ny))
+    A = shaped(_w(ci, cw, W_A, n * ny), (n, ny))
     v = _w(ci, cw, W_V, n)
     for a in range(n):
         acc = 0.0
         for j in range(ny):
             acc += A[a, j] * yd[j]
         v[a] = acc
-    M = _w(ci, cw, W_M, n * n).reshape((n, n))
-    Mdot = _w(ci, cw, W_MD, n * n).reshape((n, n))
-    C = _w(ci, cw, W_C, n * n).reshape((n, n))
+    M = shaped(_w(ci, cw, W_M, n * n), (n, n))
+    Mdot = shaped(_w(ci, cw, W_MD, n * n), (n, n))
+    C = shaped(_w(ci, cw, W_C, n * n), (n, n))
     status = coriolis_matrix(mf, _w(ci, cw, W_LAST, nq), v, tws, M, Mdot, C)
     if status:
         return TREE + status
-    dA = _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny))
-    Adot = _w(ci, cw, W_ADOT, n * ny).reshape((n, ny))
-    MA = _w(ci, cw, W_MA, n * ny).reshape((n, ny))
+    dA = shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny))
+    Adot = shaped(_w(ci, cw, W_ADOT, n * ny), (n, ny))
+    MA = shaped(_w(ci, cw, W_MA, n * ny), (n, ny))
     if not reduce_coriolis(M, Mdot, C, A, dA, yd, Adot, MA, Mbar, Mbardot, Cbar):
         return NOT_FINITE_OUT
     return 0
@@ -338,13 +346,13 @@ def closed_christoffel(mf, ci, cf, cw, y, tws, G, X, out):
     status = christoffel(mf, q, tws, G)
     if status:
         return TREE + status
-    M = _w(ci, cw, W_M, n * n).reshape((n, n))
+    M = shaped(_w(ci, cw, W_M, n * n), (n, n))
     status = mass_matrix(mf, q, tws, M)
     if status:
         return TREE + status
-    A = _w(ci, cw, W_A, n * ny).reshape((n, ny))
-    dA = _w(ci, cw, W_DA, n * ny * ny).reshape((n, ny, ny))
-    MA = _w(ci, cw, W_MA, n * ny).reshape((n, ny))
+    A = shaped(_w(ci, cw, W_A, n * ny), (n, ny))
+    dA = shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny))
+    MA = shaped(_w(ci, cw, W_MA, n * ny), (n, ny))
     if not reduce_christoffel(G, M, A, dA, X, MA, out):
         return NOT_FINITE_OUT
     return 0

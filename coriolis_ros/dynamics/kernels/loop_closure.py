@@ -9,6 +9,10 @@ The arrays (built once by :class:`coriolis_ros.dynamics.loops.LoopClosure`):
                           of P's body and S's body (-1: the world)
 ``loop_f`` (L, 27)        per loop: P's rotation and origin in its body, S's, the unit axis
 ``anc``    (L, 2, n) int64 per loop: 1 if row j is an ancestor (or the body) of P's / S's body
+``Fk``     (L, 10, 3)     per loop, written by :func:`residual` (or :func:`all_frames`) with the
+                          placements: P's axis in the world, P's origin, S's origin, S's axis,
+                          then P's world rotation and S's; the Jacobians and the branch test
+                          read them instead of placing the loop's frames again
 
 Nothing here allocates: small temporaries live in ``s3`` (S3_ROWS, 3) and ``s6`` (S6_ROWS, 6),
 whose rows are the 3- and 6-vectors of the helpers (regions S3_*, S6_*; row slices, never a
@@ -44,12 +48,12 @@ _OPTS = dict(cache=False, nogil=True, error_model="numpy", _nrt=False)
 _LEAF = dict(_OPTS, forceinline=True)
 _VIEWS = dict(_OPTS, inline="always")  # returns views: inlined into the caller's IR
 # Rows of the scratch arrays s3 and s6 (no two helpers that nest share one).
-S3_F = 0  # 4: loop_frames' F: P's axis, P's origin, S's origin, S's axis
-S3_RP = 4  # 3: P's world rotation
-S3_RS = 7  # 3: S's world rotation
-S3_V = 10  # 6: the 3-vectors of residual and loop_rows
-S3_RATE = 16  # 12: the 3-vectors of loop_rows_rate
-S3_ROWS = 28
+S3_V = 0  # 6: the 3-vectors of residual and loop_rows
+S3_RATE = 6  # 12: the 3-vectors of loop_rows_rate
+S3_ROWS = 18
+# A chord step (Newton's step with an earlier factorization of K_z) is kept when it shrinks
+# max |phi| at least this much; otherwise Newton factors K_z where it stands
+CHORD_GAIN = 0.1
 S6_ZERO = 0  # zeros (the world's twist)
 S6_OUT = 1  # one loop's six rows
 S6_TW = 2  # 4: the twists vs, vp, ds, dp of jacobian_rate
@@ -142,12 +146,17 @@ def _perp(a, x, out):
 
 
 @njit(**_VIEWS)
-def loop_frames(R, t, loop_i, loop_f, k, s3):
-    """(F, RP, RS), rows of ``s3``: F (4, 3) holds P's axis in the world, P's origin, S's
-    origin, S's axis; RP and RS are P's and S's world rotations."""
-    F = s3[S3_F : S3_F + 4]
-    RP = s3[S3_RP : S3_RP + 3]
-    RS = s3[S3_RS : S3_RS + 3]
+def frames(Fk, k):
+    """(F, RP, RS), loop k's rows of ``Fk``: F (4, 3) holds P's axis in the world, P's origin,
+    S's origin, S's axis; RP and RS are P's and S's world rotations."""
+    return Fk[k, 0:4], Fk[k, 4:7], Fk[k, 7:10]
+
+
+@njit(**_VIEWS)
+def loop_frames(R, t, loop_i, loop_f, k, Fk):
+    """Loop k's frames at the placements R, t, into its rows of ``Fk``; returns
+    :func:`frames`."""
+    F, RP, RS = frames(Fk, k)
     _frame(R, t, loop_i[k, 1], loop_f, k, 0, RP, F[1])
     _frame(R, t, loop_i[k, 2], loop_f, k, 12, RS, F[2])
     for r in range(3):
@@ -157,13 +166,20 @@ def loop_frames(R, t, loop_i, loop_f, k, s3):
 
 
 @njit(**_OPTS)
-def residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3):
-    """phi(q) into r (6 per loop); returns max |phi|."""
+def all_frames(R, t, loop_i, loop_f, Fk):
+    """Every loop's frames into ``Fk`` (after :func:`placements`)."""
+    for k in range(loop_i.shape[0]):
+        loop_frames(R, t, loop_i, loop_f, k, Fk)
+
+
+@njit(**_OPTS)
+def residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3, Fk):
+    """phi(q) into r (6 per loop); returns max |phi|.  R, t, S and Fk are q's."""
     placements(tree_i, tree_f, q, R, t, S)
     d, tmp, col_p, col_s = s3[S3_V], s3[S3_V + 1], s3[S3_V + 2], s3[S3_V + 3]
     size = 0.0
     for k in range(loop_i.shape[0]):
-        F, RP, RS = loop_frames(R, t, loop_i, loop_f, k, s3)
+        F, RP, RS = loop_frames(R, t, loop_i, loop_f, k, Fk)
         for c in range(3):
             d[c] = F[2, c] - F[1, c]
         kind = loop_i[k, 0]
@@ -292,8 +308,8 @@ def loop_rows_rate(kind, F, vs, vp, ds, dp, us, up, out, s3):
 
 
 @njit(**_OPTS)
-def jacobian(tree_i, loop_i, loop_f, anc, R, t, S, cols, K, s3, s6):
-    """K[:, c] = column cols[c] of K(q) (after :func:`placements`)."""
+def jacobian(loop_i, anc, S, Fk, cols, K, s3, s6):
+    """K[:, c] = column cols[c] of K(q) (S and Fk at q: after :func:`residual`)."""
     zero, out = s6[S6_ZERO], s6[S6_OUT]
     for c in range(6):
         zero[c] = 0.0
@@ -301,7 +317,7 @@ def jacobian(tree_i, loop_i, loop_f, anc, R, t, S, cols, K, s3, s6):
         for c in range(K.shape[1]):
             K[a, c] = 0.0
     for k in range(loop_i.shape[0]):
-        F, _, _ = loop_frames(R, t, loop_i, loop_f, k, s3)
+        F, _, _ = frames(Fk, k)
         for c in range(cols.shape[0]):
             j = cols[c]
             on_p, on_s = anc[k, 0, j], anc[k, 1, j]
@@ -313,8 +329,8 @@ def jacobian(tree_i, loop_i, loop_f, anc, R, t, S, cols, K, s3, s6):
 
 
 @njit(**_OPTS)
-def jacobian_column(tree_i, loop_i, loop_f, anc, R, t, S, j, col, s3, s6):
-    """col = column j of K(q) (after :func:`placements`)."""
+def jacobian_column(loop_i, anc, S, Fk, j, col, s3, s6):
+    """col = column j of K(q) (S and Fk at q: after :func:`residual`)."""
     zero, out = s6[S6_ZERO], s6[S6_OUT]
     for c in range(6):
         zero[c] = 0.0
@@ -324,7 +340,7 @@ def jacobian_column(tree_i, loop_i, loop_f, anc, R, t, S, j, col, s3, s6):
         on_p, on_s = anc[k, 0, j], anc[k, 1, j]
         if on_p == on_s:
             continue
-        F, _, _ = loop_frames(R, t, loop_i, loop_f, k, s3)
+        F, _, _ = frames(Fk, k)
         loop_rows(loop_i[k, 0], F, S[j] if on_s else zero, S[j] if on_p else zero, out, s3)
         for a in range(6):
             col[6 * k + a] = out[a]
@@ -362,8 +378,9 @@ def _twist_rate_at(tree_i, S, Vu, b, w, out):
 
 
 @njit(**_OPTS)
-def jacobian_rate(tree_i, loop_i, loop_f, R, t, S, u, w, Vu, out, s3, s6):
-    """D_u (K(q) w) into out (6 per loop); Vu (n, 6) is scratch for the twists under u."""
+def jacobian_rate(tree_i, loop_i, S, Fk, u, w, Vu, out, s3, s6):
+    """D_u (K(q) w) into out (6 per loop) (S and Fk at q); Vu (n, 6) is scratch for the twists
+    under u."""
     n = tree_i.shape[0]
     for i in range(n):
         p = tree_i[i, 0]
@@ -374,7 +391,7 @@ def jacobian_rate(tree_i, loop_i, loop_f, R, t, S, u, w, Vu, out, s3, s6):
         zero[c] = 0.0
     vs, vp, ds, dp = s6[S6_TW], s6[S6_TW + 1], s6[S6_TW + 2], s6[S6_TW + 3]
     for k in range(loop_i.shape[0]):
-        F, _, _ = loop_frames(R, t, loop_i, loop_f, k, s3)
+        F, _, _ = frames(Fk, k)
         bp, bs = loop_i[k, 1], loop_i[k, 2]
         _twist_at(tree_i, S, bs, w, vs)
         _twist_at(tree_i, S, bp, w, vp)
@@ -494,27 +511,49 @@ def _copy(src, dst):
 
 @njit(**_OPTS)
 def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, max_step,
-           rank_rtol, R, t, S, r, info, s3, s6, K, Q, perm, norms, vhead, beta, y, step,
-           trial, r_trial):  # fmt: skip
+           rank_rtol, chord, R, t, S, Fk, r, info, s3, s6, K, Q, perm, norms, vhead, beta, y,
+           step, trial, r_trial):  # fmt: skip
     """Close the loops by moving q's dependent joints (damped Newton, at most ``max_step``
     per joint per step, halved until phi shrinks; then, unless max |phi| is already below
     POLISHED * tol, one polishing step kept if it shrinks phi).  Returns (CLOSED, NOT_CLOSED
-    or NOT_FINITE, rank): max |phi| in info[0], phi in r, the placements of q in R, t, S;
-    rank >= 0 when Q holds the QR of K at the resulting q (:func:`qr_factor` with
-    rank_rtol), else -1.  K, Q (m x nz), perm, norms, vhead, beta, step (nz), y, r_trial (m),
-    trial (nq) are scratch."""
+    or NOT_FINITE, rank): max |phi| in info[0], phi in r, the placements and loop frames of
+    q in R, t, S, Fk; rank >= 0 when Q holds the QR of K at the resulting q
+    (:func:`qr_factor` with rank_rtol), else -1.
+
+    ``chord`` >= 0: Q holds a factorization of K_z (of that rank) at a configuration near q
+    (the previous closure's, along a trajectory): the first step is a chord step with it, no
+    Jacobian formed, kept if it shrinks phi by CHORD_GAIN (else Newton goes on from q).
+    K, Q (m x nz), perm, norms, vhead, beta, step (nz), y, r_trial (m), trial (nq) are
+    scratch (Q, perm, vhead, beta hold the chord's factorization on entry)."""
     qi = tree_i[:, 2]
     nz = dependent.shape[0]
-    size = residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3)
+    size = residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3, Fk)
     info[0] = size
-    chord_rank = -1  # >= 0 once Q holds the factorization of a Newton step of this call
+    chord_rank = -1  # >= 0 once Q holds a factorization usable for a chord step from q
+    if chord >= 0 and math.isfinite(size) and size > tol:
+        qr_solve(Q, perm, vhead, beta, chord, r, y, step)
+        biggest = 0.0
+        for c in range(nz):
+            biggest = max(biggest, abs(step[c]))
+        if biggest <= max_step:
+            _copy(q, trial)
+            for c in range(nz):
+                trial[qi[dependent[c]]] -= step[c]
+            new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3, Fk)
+            if new <= CHORD_GAIN * size:
+                _copy(trial, q)
+                _copy(r_trial, r)
+                size = new
+                chord_rank = chord
+            else:  # back to q's placements, for Newton's Jacobian there
+                residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r, s3, Fk)
     for _ in range(max_steps):
         if not math.isfinite(size):
             info[0] = size
             return NOT_FINITE, -1
         if size <= tol:
             break
-        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
+        jacobian(loop_i, anc, S, Fk, dependent, K, s3, s6)
         chord_rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
         qr_solve(Q, perm, vhead, beta, chord_rank, r, y, step)
         biggest = 0.0
@@ -528,7 +567,7 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
             _copy(q, trial)
             for c in range(nz):
                 trial[qi[dependent[c]]] -= step[c]
-            new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3)
+            new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3, Fk)
             if new < size:
                 break
             for c in range(nz):
@@ -546,26 +585,26 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
         # along a trajectory) usually lands here, and polishing would gain nothing A needs.
         info[0] = size
         return CLOSED, -1
-    # Polish: one more step, kept if it shrinks phi.  After a Newton step it is a chord
-    # step, with that step's factorization (K at the iterate before q, so the error still
-    # shrinks by about the last step's size); if q was closed on entry, a plain Newton step.
+    # Polish: one more step, kept if it shrinks phi.  After a Newton or chord step it is a
+    # chord step, with that step's factorization (K at the iterate before q, so the error
+    # still shrinks by about the last step's size); if q was closed on entry, a Newton step.
     rank = -1
     if chord_rank < 0:
-        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
+        jacobian(loop_i, anc, S, Fk, dependent, K, s3, s6)
         chord_rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
         rank = chord_rank  # Q is q's factorization unless the step is taken
     qr_solve(Q, perm, vhead, beta, chord_rank, r, y, step)
     _copy(q, trial)
     for c in range(nz):
         trial[qi[dependent[c]]] -= step[c]
-    new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3)
-    if new < size:  # R, t, S are the result's
+    new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3, Fk)
+    if new < size:  # R, t, S, Fk are the result's
         _copy(trial, q)
         _copy(r_trial, r)
         size = new
         rank = -1
-    else:
-        placements(tree_i, tree_f, q, R, t, S)  # leave the placements of the result
+    else:  # leave the placements and frames of the result
+        residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r_trial, s3, Fk)
     info[0] = size
     return CLOSED, rank
 
@@ -580,11 +619,11 @@ MAX_CONTINUATION = 1000
 
 
 @njit(**_OPTS)
-def _branch_ok(R, t, loop_i, loop_f, s3):
+def _branch_ok(loop_i, Fk):
     """-1 if every loop closed as its joint says, else the index of the first that closed with
     its frames half a turn apart (axes opposite; P and S turned by 180 degrees)."""
     for k in range(loop_i.shape[0]):
-        F, RP, RS = loop_frames(R, t, loop_i, loop_f, k, s3)
+        F, RP, RS = frames(Fk, k)
         if loop_i[k, 0] == LOOP_REVOLUTE:
             ok = F[0, 0] * F[3, 0] + F[0, 1] * F[3, 1] + F[0, 2] * F[3, 2] > 0.0
         else:
@@ -599,25 +638,29 @@ def _branch_ok(R, t, loop_i, loop_f, s3):
 
 
 @njit(**_OPTS)
-def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predict, dependent,
-                 lead_q, lead_cols, lead_rows, tol, max_steps, max_step, rank_rtol,
-                 singular_rtol, R, t, S, r, info, A, dA, Vu, s3, s6, K, Q, perm, norms,
+def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predict, chord,
+                 dependent, lead_q, lead_cols, lead_rows, tol, max_steps, max_step, rank_rtol,
+                 singular_rtol, R, t, S, Fk, r, info, A, dA, Vu, s3, s6, K, Q, perm, norms,
                  vhead, beta, y, step, trial, r_trial, b, col, uk, uj, target):  # fmt: skip
     """Close the loops at q's independent positions and fill A and dA/dy at the result.
 
     q: the target (its dependent entries are the guess when ``has_start`` is false);
     start: the previous closed configuration (continuation from it when ``has_start``; with
-    ``predict``, A holds A at start, and each continuation step starts Newton from the
-    tangent's prediction, dz = A_zy dy, instead of start's dependent values).
+    ``predict``, A and dA hold A and dA/dy at start, and each continuation step starts
+    Newton from the prediction along start's tangent instead of start's dependent values:
+    dz = A_zy dy, plus 1/2 dA_zy[dy, dy] when one step covers the jump).  ``chord`` >= 0:
+    Q holds the factorization of K_z at start, of that rank (Newton's first step is then a
+    chord step, :func:`newton`), else -1.
     lead_q / lead_cols / lead_rows: the loops' independent joints' index in q, their column
     of A and their row of the tree.  A's other entries (identity rows of the independent
     joints, zero elsewhere) are set by the caller once; this writes A's dependent rows in the
     loop columns and dA's dependent rows.  K_z is factored once for A and dA.  Returns
     CLOSED, NOT_CLOSED, NOT_FINITE, WRONG_BRANCH (info[1]: the loop), SINGULAR (info[0]:
-    the pivot ratio) or TOO_FAR (info[0]: the lead joints' largest jump); q is the result.
-    The arguments after Vu are scratch: s3, s6, K, Q (m x nz), perm (int64), norms, vhead,
-    beta, step (nz), y, r_trial, b, col (m), trial (nq), uk, uj (n), target (number of lead
-    joints).
+    the pivot ratio) or TOO_FAR (info[0]: the lead joints' largest jump); q is the result,
+    and on CLOSED, info[2] is the rank of Q, the factorization of K_z at q (for the next
+    call's ``chord``).  The arguments after Vu are scratch: s3, s6, K, Q (m x nz), perm
+    (int64), norms, vhead, beta, step (nz), y, r_trial, b, col (m), trial (nq), uk, uj (n),
+    target (number of lead joints); Fk (L, 10, 3) receives the loops' frames.
     """
     qi = tree_i[:, 2]
     nz = dependent.shape[0]
@@ -642,29 +685,37 @@ def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predi
                 q[iq] = target[c] if s == steps else start[iq] + (target[c] - start[iq]) * (
                     s / steps
                 )
-            if predict:  # first-order predictor along start's tangent: dz = A_zy dy
+            if predict:  # along start's tangent: dz = A_zy dy (+ 1/2 dA_zy[dy, dy])
                 for z in range(nz):
+                    row = dependent[z]
                     dz = 0.0
                     for c in range(nl):
-                        dz += A[dependent[z], lead_cols[c]] * (target[c] - start[lead_q[c]])
-                    q[qi[dependent[z]]] += dz / steps
+                        dy = target[c] - start[lead_q[c]]
+                        dz += A[row, lead_cols[c]] * dy
+                        if steps == 1:
+                            for c2 in range(nl):
+                                dy2 = target[c2] - start[lead_q[c2]]
+                                dz += 0.5 * dA[row, lead_cols[c], lead_cols[c2]] * dy * dy2
+                    q[qi[row]] += dz / steps
             status, rank = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol,
-                                  max_steps, max_step, rank_rtol, R, t, S, r, info, s3, s6, K,
-                                  Q, perm, norms, vhead, beta, y, step, trial, r_trial)  # fmt: skip
+                                  max_steps, max_step, rank_rtol, chord if s == 1 else -1, R,
+                                  t, S, Fk, r, info, s3, s6, K, Q, perm, norms, vhead, beta,
+                                  y, step, trial, r_trial)  # fmt: skip
             if status != CLOSED:
                 return status
     else:
         status, rank = newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol,
-                              max_steps, max_step, rank_rtol, R, t, S, r, info, s3, s6, K, Q,
-                              perm, norms, vhead, beta, y, step, trial, r_trial)  # fmt: skip
+                              max_steps, max_step, rank_rtol, -1, R, t, S, Fk, r, info, s3,
+                              s6, K, Q, perm, norms, vhead, beta, y, step, trial,
+                              r_trial)  # fmt: skip
         if status != CLOSED:
             return status
-    k = _branch_ok(R, t, loop_i, loop_f, s3)
+    k = _branch_ok(loop_i, Fk)
     if k >= 0:
         info[1] = k
         return WRONG_BRANCH
     if rank < 0:  # Newton's last factorization is not at q
-        jacobian(tree_i, loop_i, loop_f, anc, R, t, S, dependent, K, s3, s6)
+        jacobian(loop_i, anc, S, Fk, dependent, K, s3, s6)
         rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
     ratio = abs(Q[nz - 1, nz - 1]) / abs(Q[0, 0]) if rank == nz and Q[0, 0] != 0.0 else 0.0
     if not ratio >= singular_rtol:
@@ -672,7 +723,7 @@ def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predi
         return SINGULAR
     # A: K_z A_z + K_y = 0 in the loops' independent columns
     for c in range(nl):
-        jacobian_column(tree_i, loop_i, loop_f, anc, R, t, S, lead_rows[c], col, s3, s6)
+        jacobian_column(loop_i, anc, S, Fk, lead_rows[c], col, s3, s6)
         for a in range(m):
             b[a] = -col[a]
         qr_solve(Q, perm, vhead, beta, rank, b, y, step)
@@ -687,11 +738,12 @@ def closed_state(tree_i, tree_f, loop_i, loop_f, anc, q, start, has_start, predi
             jcol = lead_cols[cj]
             for a in range(uj.shape[0]):
                 uj[a] = A[a, jcol]
-            jacobian_rate(tree_i, loop_i, loop_f, R, t, S, uk, uj, Vu, col, s3, s6)
+            jacobian_rate(tree_i, loop_i, S, Fk, uk, uj, Vu, col, s3, s6)
             for a in range(m):
                 b[a] = -col[a]
             qr_solve(Q, perm, vhead, beta, rank, b, y, step)
             for z in range(nz):
                 dA[dependent[z], jcol, kcol] = step[z]
                 dA[dependent[z], kcol, jcol] = step[z]
+    info[2] = rank
     return CLOSED
