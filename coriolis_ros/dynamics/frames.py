@@ -24,7 +24,6 @@ from .kernels.task_space import SINGULAR_MASS, SINGULAR_TASK, TASK_RCOND, task_w
 REFERENCES = {"world": 0, "local": 1, "local_world_aligned": 2}
 ALL_ROWS = (0, 1, 2, 3, 4, 5)
 ROW_NAMES = ("linear_x", "linear_y", "linear_z", "angular_x", "angular_y", "angular_z")
-_ALL_ROWS = (0, 1, 2, 3, 4, 5)
 _WRENCH: list = []
 
 
@@ -75,7 +74,7 @@ class FrameAlgorithms:
         if not isinstance(frame, str):
             raise ValueError(f"frame must be a link name (str), got {type(frame).__name__}")
         near = difflib.get_close_matches(frame, self.names, n=5, cutoff=0.6)
-        hint = f"; similar: {', '.join(repr(n) for n in near[:5])}" if near else ""
+        hint = f"; similar: {', '.join(repr(n) for n in near)}" if near else ""
         raise ValueError(
             f"unknown frame '{frame}': frames are the URDF's links ({len(self.names)}: "
             f"{', '.join(repr(n) for n in self.names[:6])}{', ...' if len(self.names) > 6 else ''})"
@@ -261,7 +260,7 @@ class FrameAlgorithms:
     def external_wrench(self, q, residual, frame, reference, rows):
         values, _ = self.rows(rows)
         J = self.jacobian(q, frame, reference)
-        if values != _ALL_ROWS:
+        if values != ALL_ROWS:
             J = J[list(values)]
         w = np.empty(len(values))
         if self._wrench_scratch is None:  # W (nv x 6), V (6 x 6), the squared singular values
