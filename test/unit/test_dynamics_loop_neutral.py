@@ -94,19 +94,25 @@ def test_the_parallelogram_moves_as_its_closed_form(crank):
     assert_close(Mdot, C + C.T, 1e-10, "Mbardot = Cbar + Cbar^T")
 
 
+def _five_bar(a_point, b1, b2):
+    """Chain a: links 0.15 and 0.25, then its loop point at a_point on the third link; chain
+    b: links b1 and b2, its loop point at b2's end; both from the origin, all about z."""
+    return (
+        '<robot name="five">' + '<link name="ground"/>' + _link("a1", 0.15, 0.2)
+        + _link("a2", 0.25, 0.2) + _link("a3", 0.2, 0.2) + _link("b1", b1, 0.3)
+        + _link("b2", b2, 0.3)
+        + _joint("ja1", "ground", "a1", 0.0) + _joint("ja2", "a1", "a2", 0.15)
+        + _joint("ja3", "a2", "a3", 0.25)
+        + _joint("jb1", "ground", "b1", 0.0, ' independent="false"')
+        + _joint("jb2", "b1", "b2", b1, ' independent="false"')
+        + _loop("a3", a_point, "b2", b2) + "</robot>"
+    )  # fmt: skip
+
+
 # A five-bar: a chain of three links (0.15, 0.25, then 0.2 to the loop's point) and one of two
 # (0.35, then 0.45) from the same origin; at zero the two-link chain is straight (its end at
 # 0.8, the other's at 0.6), so its joints' Jacobian is singular there and Newton cannot start.
-FIVE_BAR = (
-    '<robot name="five">' + '<link name="ground"/>' + _link("a1", 0.15, 0.2)
-    + _link("a2", 0.25, 0.2) + _link("a3", 0.2, 0.2) + _link("b1", 0.35, 0.3)
-    + _link("b2", 0.45, 0.3)
-    + _joint("ja1", "ground", "a1", 0.0) + _joint("ja2", "a1", "a2", 0.15)
-    + _joint("ja3", "a2", "a3", 0.25)
-    + _joint("jb1", "ground", "b1", 0.0, ' independent="false"')
-    + _joint("jb2", "b1", "b2", 0.35, ' independent="false"')
-    + _loop("a3", 0.2, "b2", 0.45) + "</robot>"
-)  # fmt: skip
+FIVE_BAR = _five_bar(0.2, 0.35, 0.45)
 
 
 def _tip(angles_lengths):
@@ -159,16 +165,7 @@ def test_neutral_steps_the_other_way_when_one_way_has_no_assembly():
 # The five-bar with chain a folded back at zero (its loop point 0.2 from the origin) and chain
 # b unable to come nearer than 0.5 (0.65 and 0.15): no assembly near zero; with a's last joint
 # half a turn round, a reaches 0.6 and the mechanism assembles.
-FOLDED = (
-    '<robot name="folded">' + '<link name="ground"/>' + _link("a1", 0.15, 0.2)
-    + _link("a2", 0.25, 0.2) + _link("a3", 0.2, 0.2) + _link("b1", 0.65, 0.3)
-    + _link("b2", 0.15, 0.3)
-    + _joint("ja1", "ground", "a1", 0.0) + _joint("ja2", "a1", "a2", 0.15)
-    + _joint("ja3", "a2", "a3", 0.25)
-    + _joint("jb1", "ground", "b1", 0.0, ' independent="false"')
-    + _joint("jb2", "b1", "b2", 0.65, ' independent="false"')
-    + _loop("a3", -0.2, "b2", 0.15) + "</robot>"
-)  # fmt: skip
+FOLDED = _five_bar(-0.2, 0.65, 0.15)
 
 
 def test_without_an_assembly_near_zero_neutral_gives_newtons_error_from_zero():
