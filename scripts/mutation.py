@@ -141,7 +141,8 @@ TARGETS = {
     "dynamics/frames.py": ["test/unit/test_mutants_frames.py",
                            "test/unit/test_frames.py",
                            "test/unit/test_task_space.py"],
-    "dynamics/api.py": ["test/unit/test_dynamics_api.py",
+    "dynamics/api.py": ["test/unit/test_mutants_api.py",
+                        "test/unit/test_dynamics_api.py",
                         "test/unit/test_dynamics_input_edges.py",
                         "test/unit/test_mutants_closed_chain.py",
                         "test/unit/test_dynamics_floating.py::"
