@@ -134,4 +134,14 @@ def test_safeea_agrees_with_algorithm_2(arm):
     g2 = arm.christoffel(q).copy()
     gs = arm.christoffel(q, method="safeea")
     assert np.abs(gs - g2).max() <= 1e-10 * np.abs(g2).max()
+    assert not np.array_equal(gs, g2)  # another summation: Safeea's recursion ran
     assert np.abs(arm.christoffel(q, method="algorithm2") - g2).max() == 0.0
+
+
+def test_safeea_refuses_a_floating_joint_inside_a_fixed_base_tree():
+    text = ARM.read_text().replace('<joint name="joint4" type="revolute">',
+                                   '<joint name="joint4" type="floating">')
+    dyn = Dynamics.from_urdf(text)
+    assert dyn.root_joint == "fixed"
+    with pytest.raises(ValueError, match="this model has a floating or planar joint"):
+        dyn.christoffel(dyn.neutral(), method="safeea")
