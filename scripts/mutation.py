@@ -8,12 +8,16 @@ boolean constant flipped, an augmented assignment inverted (``+=`` <-> ``-=``), 
 value replaced by ``None``. One mutant at a time is written over the INSTALLED copy of the
 module (the tests import the installed package; the Numba kernels' caches stay valid since
 their files are untouched), the module's tests run (``pytest -x``), and the original is put
-back. A mutant is killed when the tests fail (or time out), survives when they pass.
+back. A mutant is killed when the tests fail (or time out, or crash), survives when they pass.
+``--kernels`` mutates the Numba kernels instead (every test run compiles them afresh in a
+cache directory of its own): use ``--sample F`` to run a seeded random share of each module's
+mutants.
 
     python scripts/mutation.py                       # every target below
     python scripts/mutation.py --module stream/joint_state_buffer.py [--max 50]
     python scripts/mutation.py --list                # the targets and their tests
     python scripts/mutation.py --module M --survivors old-report.json  # its survivors only
+    python scripts/mutation.py --kernels --sample 0.02 --seed 1  # 2 % of the kernels' mutants
 
 Lines marked ``# pragma: no mutate`` are skipped, and so are docstrings and the text of
 messages (strings are never mutated). The score is killed / (killed + survived); the
@@ -36,11 +40,14 @@ import argparse
 import ast
 import copy
 import json
+import math
 import os
+import random
 import signal
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,8 +66,7 @@ DYNAMICS_TESTS = [
     "test/unit/test_dynamics_api.py",
     "test/unit/test_momentum_observer.py",
 ]
-# module (under coriolis_ros/) -> its tests. The Numba kernels (dynamics/kernels/) are left
-# out: every mutant would recompile them (minutes each).
+# module (under coriolis_ros/) -> its tests (the Python modules; the kernels' are below).
 TARGETS = {
     "stream/joint_state_buffer.py": BUFFER_TESTS,
     "stream/mimic_check.py": [UNITS, FOLLOWERS, "test/unit/test_node_mimic_check.py"],
@@ -161,6 +167,52 @@ TARGETS = {
                           "test/unit/test_dynamics_velocity_representation.py::"
                           "test_integrate_batches_and_clone_keep_the_representation",
                           "test/unit/test_follower_bounds.py"],
+}  # fmt: skip
+
+# The Numba kernels (dynamics/kernels/): a mutant changes the kernels' source digest, so each
+# test run compiles every kernel it loads afresh, in a cache directory of its own that is
+# removed afterwards (numba_cache keys the cache on a hash of all kernel sources): about ten
+# seconds a mutant for the tree's kernels, a minute and a half for the closed chains'. Too
+# slow for every mutant (some eight thousand): run with --sample, a random fraction of each
+# module's mutants (seeded, so --survivors finds the same sample again). The tests are the
+# independent oracles of each kernel (Pinocchio, finite differences, identities).
+_ORACLES = [
+    "test/unit/test_dynamics_pinocchio.py",
+    "test/unit/test_dynamics_random_trees.py",
+    "test/unit/test_dynamics_christoffel.py",
+]
+_LOOPS = [
+    "test/unit/test_dynamics_loops.py",
+    "test/unit/test_dynamics_loop_chord.py",
+    "test/unit/test_dynamics_loop_neutral.py",
+]
+_FRAMES = ["test/unit/test_frames.py", "test/unit/test_task_space.py"]
+_K = "dynamics/kernels/"
+KERNEL_TARGETS = {
+    **{_K + m: _ORACLES for m in ("spatial.py", "kinematics.py", "crba.py", "rnea.py",
+                                   "coriolis_matrix.py", "christoffel.py")},
+    _K + "trig.py": ["test/unit/test_kernels_trig.py", *_ORACLES],
+    _K + "safeea.py": ["test/unit/test_dynamics_safeea.py"],
+    _K + "coordinate_change.py": ["test/unit/test_dynamics_mimic.py",
+                                  "test/unit/test_dynamics_rotors.py",
+                                  "test/unit/test_dynamics_locked.py"],
+    _K + "base_change.py": ["test/unit/test_dynamics_velocity_representation.py",
+                            "test/unit/test_dynamics_floating.py"],
+    **{_K + m: ["test/unit/test_dynamics_batch.py", "test/unit/test_dynamics_lanes.py",
+                "test/unit/test_dynamics_streaming.py"]
+       for m in ("batch.py", "lanes.py", "streaming.py")},
+    _K + "adaptive.py": ["test/unit/test_adaptive.py"],
+    **{_K + m: ["test/unit/test_dynamics_regressor.py", "test/unit/test_regressor_batch.py"]
+       for m in ("regressor.py", "parameters.py")},
+    **{_K + m: _FRAMES for m in ("frame_jacobian.py", "frame_jacobian_dot.py",
+                                 "frame_bias.py", "task_space.py", "ltl.py")},
+    _K + "wrench.py": ["test/unit/test_dynamics_velocity_representation.py", *_FRAMES],
+    _K + "momentum_observer.py": ["test/unit/test_momentum_observer.py"],
+    _K + "slotine_li.py": ["test/unit/test_dynamics_slotine_li.py"],
+    **{_K + m: ["test/unit/test_dynamics_api.py", *_ORACLES]
+       for m in ("coriolis_vectors.py", "coriolis_times.py")},
+    **{_K + m: _LOOPS for m in ("loop_closure.py", "closed_entry.py", "closed_reduction.py")},
+    _K + "views.py": ["test/unit/test_kernel_views.py", *_LOOPS],
 }  # fmt: skip
 
 _COMPARE = {
@@ -316,7 +368,7 @@ def stale_equivalents(equivalents: dict) -> list[str]:
     for module, at, mutation in equivalents:
         if module not in keys:
             path = ROOT / "coriolis_ros" / module
-            if module not in TARGETS or not path.exists():
+            if module not in {**TARGETS, **KERNEL_TARGETS} or not path.exists():
                 stale.append(f"{module}: not a target")
                 keys[module] = set()
                 continue
@@ -333,22 +385,43 @@ def installed(module: str) -> Path:
     return site / "coriolis_ros" / module
 
 
-def run_tests(tests, timeout: float) -> tuple[bool, float]:
-    """(tests passed, seconds)."""
+def run_tests(tests, timeout: float, fresh_cache: bool = False) -> tuple[bool, float]:
+    """(tests passed, seconds). ``fresh_cache``: Numba's cache in a new directory, removed
+    afterwards (a kernel's mutant must not be read from, nor left in, the user's cache)."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     start = time.monotonic()
     cmd = [str(Path(sys.executable).with_name("pytest")), "-x", "-q", "-p", "no:cacheprovider",
            *tests]  # fmt: skip
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, timeout=timeout)
-        passed = proc.returncode == 0
-    except subprocess.TimeoutExpired:
-        passed = False  # an endless loop: killed
+    with tempfile.TemporaryDirectory(prefix="mutation-numba-") as cache:
+        if fresh_cache:
+            env["NUMBA_CACHE_DIR"] = cache
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, timeout=timeout)
+            passed = proc.returncode == 0
+        except subprocess.TimeoutExpired:
+            passed = False  # an endless loop: killed
     return passed, time.monotonic() - start
 
 
+def sample(found: list, fraction: float | None, seed: int) -> list:
+    """A random share ``fraction`` of the sites (at least one), in source order; all if None.
+    The same sites for the same source, fraction and seed."""
+    if fraction is None or not found:
+        return found
+    count = max(1, math.ceil(fraction * len(found)))
+    picked = random.Random(seed).sample(range(len(found)), min(count, len(found)))
+    return [found[i] for i in sorted(picked)]
+
+
 def run_module(
-    module: str, tests: list, limit: int | None, log, equivalents=None, previous=None
+    module: str,
+    tests: list,
+    limit: int | None,
+    log,
+    equivalents=None,
+    previous=None,
+    fraction: float | None = None,
+    seed: int = 0,
 ) -> dict:
     target = installed(module)
     source = (ROOT / "coriolis_ros" / module).read_text()
@@ -357,8 +430,11 @@ def run_module(
     lines = source.splitlines()
     tree = ast.parse(source)
     found = sites(tree, lines)
+    sites_all = len(found)
+    found = sample(found, fraction, seed)
     if limit is not None:
         found = found[:limit]
+    kernel = module.startswith(_K)
     earlier = 0  # killed in the previous run (--survivors)
     if previous is not None:
         if previous["mutants"] != len(found):
@@ -371,17 +447,18 @@ def run_module(
     original = target.read_bytes()
     target.write_text(ast.unparse(tree))  # the baseline: the unparsed original must pass
     try:
-        ok, seconds = run_tests(tests, 1800)
+        ok, seconds = run_tests(tests, 1800, kernel)
         if not ok:
             raise SystemExit(f"{module}: the tests fail on the unmutated module")
         timeout = max(30.0, 3 * seconds)
         again = f" (the survivors of {previous['mutants']})" if previous else ""
-        log(f"{module}: {len(found)} mutants{again}, tests {seconds:.1f} s unmutated")
+        of = f" (a sample of the {sites_all}, seed {seed})" if len(found) < sites_all else ""
+        log(f"{module}: {len(found)} mutants{of}{again}, tests {seconds:.1f} s unmutated")
         equivalents = {k[1:]: v for k, v in (equivalents or {}).items() if k[0] == module}
         killed, survived, equivalent, listed_killed = earlier, [], [], []
         for n, site in enumerate(found, 1):
             target.write_text(mutate(tree, site))
-            passed, _ = run_tests(tests, timeout)
+            passed, _ = run_tests(tests, timeout, kernel)
             key = (where(site, tree), what(site))
             if passed:
                 survived.append(describe(site, lines, tree))
@@ -408,7 +485,8 @@ def run_module(
         log(f"{module}: {len(equivalent)} survivor(s) equivalent; killed {killed} of {rest} "
             f"others ({100 * score_rest:.1f} %)")  # fmt: skip
     return {"mutants": total, "killed": killed, "score": score, "survived": survived,
-            "equivalent": equivalent, "score_excluding_equivalent": score_rest}  # fmt: skip
+            "equivalent": equivalent, "score_excluding_equivalent": score_rest,
+            "sites": sites_all, "sample": fraction, "seed": seed}  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -427,16 +505,30 @@ def main(argv=None) -> int:
         help="a previous --report of the same source: run only its survivors (tests were "
         "added since, the module is unchanged: a killed mutant stays killed)",
     )
+    parser.add_argument(
+        "--kernels",
+        action="store_true",
+        help="the Numba kernels' modules (dynamics/kernels/) instead of the Python ones",
+    )
+    parser.add_argument(
+        "--sample",
+        type=float,
+        help="run a random fraction of each module's mutants (0 < F <= 1; --seed)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     # Interrupted (Ctrl-C, or SIGTERM from a job control): unwind, so `finally` puts the
     # original module back (signals ignored by a background shell are taken back too).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
-    modules = args.module or list(TARGETS)
+    if args.sample is not None and not 0.0 < args.sample <= 1.0:
+        parser.error(f"--sample must be in (0, 1], got {args.sample}")
+    known = {**TARGETS, **KERNEL_TARGETS}
+    modules = args.module or list(KERNEL_TARGETS if args.kernels else TARGETS)
     if args.list:
         for module in modules:
-            print(module, " ".join(TARGETS.get(module, [])))
+            print(module, " ".join(known.get(module, [])))
         return 0
 
     def log(text):
@@ -447,7 +539,7 @@ def main(argv=None) -> int:
         log(f"equivalents list, stale entry: {text}")
     report = {}
     for module in modules:
-        tests = args.tests or TARGETS.get(module)
+        tests = args.tests or known.get(module)
         if not tests:
             raise SystemExit(f"no tests known for {module}: pass --tests")
         previous = None
@@ -455,7 +547,9 @@ def main(argv=None) -> int:
             previous = json.loads(Path(args.survivors).read_text()).get(module)
             if previous is None:
                 raise SystemExit(f"{args.survivors} has no run of {module}")
-        report[module] = run_module(module, tests, args.max, log, equivalents, previous)
+        report[module] = run_module(
+            module, tests, args.max, log, equivalents, previous, args.sample, args.seed
+        )
         Path(args.report).write_text(json.dumps(report, indent=1))
     killed = sum(r["killed"] for r in report.values())
     total = sum(r["mutants"] for r in report.values())
