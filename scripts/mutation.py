@@ -161,6 +161,9 @@ TARGETS = {
                           "test/unit/test_dynamics_velocity_representation.py::"
                           "test_integrate_batches_and_clone_keep_the_representation",
                           "test/unit/test_follower_bounds.py"],
+    "dynamics/kernel_table.py": ["test/unit/test_mutants_kernel_table.py",
+                                 "test/unit/test_kernel_dispatch.py",
+                                 "test/unit/test_dynamics_api.py"],
 }  # fmt: skip
 
 _COMPARE = {
