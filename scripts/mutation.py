@@ -164,6 +164,18 @@ TARGETS = {
     "dynamics/kernel_table.py": ["test/unit/test_mutants_kernel_table.py",
                                  "test/unit/test_kernel_dispatch.py",
                                  "test/unit/test_dynamics_api.py"],
+    "dynamics/factorizations.py": ["test/unit/test_mutants_factorizations.py",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_admissible_factorizations_are_skew_with_the_same_dynamics",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_the_family_has_dimension_n_choose_3",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_inadmissible_contorsions_break_one_property",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_point_mass_cross_product_factorization",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_factorization_inputs_refused",
+                                   "test/unit/test_plain_numbers.py::test_contorsion_indices"],
 }  # fmt: skip
 
 _COMPARE = {
