@@ -201,6 +201,8 @@ TARGETS = {
         "test_ticks_allocate_no_numpy_memory",
         )
     ],
+    "dynamics/api_frames.py": ["test/unit/test_frames.py", "test/unit/test_task_space.py"],
+    "dynamics/api_batches.py": ["test/unit/test_dynamics_batch.py"],
 }  # fmt: skip
 
 _COMPARE = {
