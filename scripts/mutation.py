@@ -202,7 +202,8 @@ TARGETS = {
         )
     ],
     "dynamics/api_frames.py": ["test/unit/test_frames.py", "test/unit/test_task_space.py"],
-    "dynamics/api_batches.py": ["test/unit/test_dynamics_batch.py"],
+    "dynamics/api_batches.py": ["test/unit/test_mutants_api_batches.py",
+                                "test/unit/test_dynamics_batch.py"],
 }  # fmt: skip
 
 _COMPARE = {
