@@ -161,6 +161,13 @@ TARGETS = {
                           "test/unit/test_dynamics_velocity_representation.py::"
                           "test_integrate_batches_and_clone_keep_the_representation",
                           "test/unit/test_follower_bounds.py"],
+    # every mutant of model.py changes the kernels' cache key (numba_cache.sources_digest):
+    # the kernels these tests call are compiled again for each one (about a minute)
+    "dynamics/model.py": ["test/unit/test_mutants_model.py",
+                          "test/unit/test_dynamics_floating.py",
+                          "test/unit/test_dynamics_pinocchio.py::"
+                          "test_paper_topologies_match_pinocchio",
+                          "test/unit/test_frames.py::test_every_frame_matches_pinocchio"],
 }  # fmt: skip
 
 _COMPARE = {
