@@ -112,6 +112,15 @@ def test_an_inconsistent_body_is_refused_by_default_and_named(dyn):
     np.testing.assert_allclose(dyn.inertial_parameters(), pi, atol=1e-12)
 
 
+def test_the_refused_values_are_shown_to_six_decimals(dyn):
+    pi = PI.copy()
+    pi[20:30] = INCONSISTENT
+    pi[29] = 4.7512346
+    with pytest.raises(ValueError, match="not physically consistent") as err:
+        dyn.set_inertial_parameters(pi)
+    assert "4.751235" in str(err.value) and "4.7512346" not in str(err.value)
+
+
 def test_a_massless_body_with_a_first_moment_is_named(dyn):
     pi = PI.copy()
     pi[10:20] = [0.0, 0.25, 0.0, 0.0, 0.5, 0.0, 0.5, 0.0, 0.0, 0.5]
