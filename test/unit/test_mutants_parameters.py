@@ -142,7 +142,7 @@ def test_a_body_the_model_cannot_hold_is_named(dyn):
 
 @pytest.mark.parametrize(
     "k, name, link_name",
-    [(0, "m", "l1"), (14, "I_xx", "l2"), (23, "mc_z", "l3"), (29, "I_zz", "l3")],
+    [(0, "m", "l1"), (10, "m", "l2"), (14, "I_xx", "l2"), (23, "mc_z", "l3"), (29, "I_zz", "l3")],
 )
 def test_a_bad_entry_is_named_by_index_parameter_and_link(dyn, k, name, link_name):
     pi = PI.copy()
