@@ -172,11 +172,12 @@ def test_gravity_must_be_three_finite_numbers():
 # ----------------------------------------------------------------------------- inertia
 
 
-def test_a_point_mass_without_an_inertia_tensor_has_its_mass():
-    text = _slider('\n    <inertial><mass value="0.75"/></inertial>')
+@pytest.mark.parametrize("mass", [0.75, 1.0])
+def test_a_point_mass_without_an_inertia_tensor_has_its_mass(mass):
+    text = _slider(f'\n    <inertial><mass value="{mass!r}"/></inertial>')
     dyn = Dynamics.from_urdf(text)
-    assert dyn.model.total_mass == 0.75
-    assert dyn.gravity(np.zeros(1))[0] == pytest.approx(0.75 * 9.81, rel=1e-14)
+    assert dyn.model.total_mass == mass
+    assert dyn.gravity(np.zeros(1))[0] == pytest.approx(mass * 9.81, rel=1e-14)
 
 
 def test_a_massless_body_with_rotational_inertia_keeps_it():
@@ -326,3 +327,16 @@ def test_a_closed_chain_keeps_its_loops_and_independent_flags():
     assert model.independent_flags == ()
     flagged = text.replace('<joint name="crank"', '<joint name="crank" independent="true"', 1)
     assert model_from_urdf(flagged).independent_flags == (("crank", True),)
+
+
+def test_an_off_axis_centre_of_mass_weighs_on_its_side():
+    """About the world's y, a mass m at x = d: V = m g z = -m g d sin q, so g(0) = -m g d."""
+    text = robot(
+        link("a", None), link("b", _inertial(2.0, xyz="0.5 0 0")), link("c", _inertial(0.5)),
+        joint("r", "a", "b", axis="0 1 0", xyz="0 0 0", rpy="0 0 0"),
+        joint("w", "b", "c", jtype="fixed", xyz="0 0 0.25", rpy="0 0 0"),  # merged, on the axis' z
+    )  # fmt: skip
+    dyn = Dynamics.from_urdf(text)
+    assert dyn.gravity(np.zeros(1))[0] == pytest.approx(-2.0 * 9.81 * 0.5, rel=1e-14)
+    # about y: I_yy 0.1 + 2 * 0.5^2 of b, 0.1 + 0.5 * 0.25^2 of c, merged
+    assert dyn.mass_matrix(np.zeros(1))[0, 0] == pytest.approx(0.6 + 0.13125, rel=1e-14)
