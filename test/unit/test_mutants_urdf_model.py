@@ -340,3 +340,22 @@ def test_an_off_axis_centre_of_mass_weighs_on_its_side():
     assert dyn.gravity(np.zeros(1))[0] == pytest.approx(-2.0 * 9.81 * 0.5, rel=1e-14)
     # about y: I_yy 0.1 + 2 * 0.5^2 of b, 0.1 + 0.5 * 0.25^2 of c, merged
     assert dyn.mass_matrix(np.zeros(1))[0, 0] == pytest.approx(0.6 + 0.13125, rel=1e-14)
+
+
+def _geared(flag: str) -> str:
+    """A knee and its rotor, both on the thigh, coupled 9:1 (docs/rotors.md)."""
+    return robot(
+        link("thigh", None), link("shank"), link("rotor"),
+        joint("knee", "thigh", "shank", jtype="continuous").replace(
+            'type="continuous"', f'type="continuous"{flag}'
+        ),
+        joint("rotor_j", "thigh", "rotor", jtype="continuous"),
+        '  <coupling name="gear"><predecessor link="shank"/><successor link="rotor"/>'
+        '<ratio value="9.0"/></coupling>\n',
+    )  # fmt: skip
+
+
+def test_a_coupling_follows_the_independent_flags():
+    assert model_from_urdf(_geared("")).couplings == (("rotor_j", "knee", 9.0, 0.0),)
+    (entry,) = model_from_urdf(_geared(' independent="false"')).couplings
+    assert entry[:2] == ("knee", "rotor_j") and entry[2] == pytest.approx(1 / 9, rel=1e-15)
