@@ -318,6 +318,12 @@ def test_rotors_are_couplings_not_mimics_and_armature_folds_them():
     assert model.mimic == () and model.armature == ()
     folded = model_from_urdf(text, rotors=rotor, rotor_model="armature")
     assert [name for name, _ in folded.armature] == ["j"]
+    # locking another joint leaves the rotor's coupling
+    longer = robot(link("a", None), link("b"), link("c"), joint("j", "a", "b"),
+                   joint("k", "b", "c"))  # fmt: skip
+    locked = model_from_urdf(longer, rotors=rotor, locked_joints={"k": 0.25})
+    assert locked.couplings == (("j_rotor", "j", 10.0, 0.0),)
+    assert locked.locked_joints == (("k", 0.25),)
 
 
 def test_a_closed_chain_keeps_its_loops_and_independent_flags():
