@@ -55,6 +55,14 @@ ROOT = Path(__file__).resolve().parents[1]
 UNITS = "test/unit/test_stream_mutants.py"  # the stream's bounds, fast: first, so most die early
 FOLLOWERS = "test/unit/test_stream_follower_bounds.py"  # the followers' bound, fast too
 EQUIVALENTS = "test/mutation_equivalents.txt"
+REGRESSOR = "test/unit/test_dynamics_regressor.py::"
+PARAMETER_TESTS = [REGRESSOR + name for name in (  # the fast ones, about the parameters
+    "test_parameters_are_pinocchios_and_round_trip", "test_floating_base_body_comes_first",
+    "test_parameter_links_follow_the_tree_with_coupled_joints",
+    "test_inconsistent_body_is_refused_by_name_and_nothing_changes",
+    "test_unchecked_parameters_still_match_pinocchio",
+    "test_bad_parameter_vectors_are_refused_whatever_the_check",
+)]  # fmt: skip
 BUFFER_TESTS = [UNITS, FOLLOWERS, "test/unit/test_mutants_joint_state_buffer.py",
                 "test/unit/test_offline_bag_stream.py",
                 "test/unit/test_bag_equals_node.py"]  # fmt: skip
@@ -210,6 +218,39 @@ TARGETS = {
     "dynamics/api_frames.py": ["test/unit/test_frames.py", "test/unit/test_task_space.py"],
     "dynamics/api_batches.py": ["test/unit/test_mutants_api_batches.py",
                                 "test/unit/test_dynamics_batch.py"],
+    # every mutant of model.py changes the kernels' cache key (numba_cache.sources_digest):
+    # the kernels these tests call are compiled again for each one (about a minute)
+    "dynamics/model.py": ["test/unit/test_mutants_model.py",
+                          "test/unit/test_dynamics_floating.py",
+                          "test/unit/test_dynamics_pinocchio.py::"
+                          "test_paper_topologies_match_pinocchio",
+                          "test/unit/test_frames.py::test_every_frame_matches_pinocchio"],
+    "dynamics/parameters.py": ["test/unit/test_mutants_parameters.py", *PARAMETER_TESTS],
+    "dynamics/api_parameters.py": ["test/unit/test_mutants_api_parameters.py",
+                                   "test/unit/test_mutants_parameters.py",
+                                   REGRESSOR + "test_regressor_input_validation_names_the_argument",
+                                   REGRESSOR + "test_regressor_out_buffers",
+                                   REGRESSOR + "test_energy_regressor",
+                                   REGRESSOR + "test_closed_loops_have_parameters_but_no_regressor",
+                                   "test/unit/test_regressor_batch.py"],
+    "dynamics/urdf_model.py": ["test/unit/test_mutants_urdf_model.py",
+                               "test/unit/test_mutants_model.py",
+                               "test/unit/test_dynamics_urdf_errors.py",
+                               "test/unit/test_dynamics_input_edges.py",
+                               "test/unit/test_dynamics_floating.py",
+                               "test/unit/test_dynamics_locked.py",
+                               "test/unit/test_dynamics_pinocchio.py::"
+                               "test_paper_topologies_match_pinocchio",
+                               "test/unit/test_frames.py::test_every_frame_matches_pinocchio"],
+    "dynamics/xacro_files.py": ["test/unit/test_mutants_xacro_files.py", "test/unit/test_xacro.py"],
+    # the import-graph tests compile arm7's kernels in a fresh process and cache
+    "dynamics/numba_cache.py": ["test/unit/test_mutants_numba_cache.py",
+                                "test/packaging/test_import_graph.py::"
+                                "test_importing_the_library_has_no_side_effects",
+                                "test/packaging/test_import_graph.py::"
+                                "test_the_cache_directory_is_chosen_by_the_first_compile",
+                                "test/packaging/test_import_graph.py::"
+                                "test_a_coupled_model_compiled_first_leaves_the_tree_kernels_it_calls_cached"],
 }  # fmt: skip
 
 # The Numba kernels (dynamics/kernels/): a mutant changes the kernels' source digest, so each

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from .errors import URDFError
 
-__all__ = ["XACRO_SUFFIX", "expand_xacro", "is_xacro_path", "read_description", "xacro_available"]
+__all__ = ["XACRO_SUFFIX", "expand_xacro", "is_xacro_path", "xacro_available"]
 
 XACRO_SUFFIX = ".xacro"
 # Generous: a big robot's xacro with many includes takes a few seconds.
@@ -82,14 +82,3 @@ def expand_xacro(path, mappings: Mapping[str, str] | None = None) -> str:
         raise URDFError(f"xacro {path} failed: {reason}")
     return done.stdout
 
-
-def read_description(path) -> str:
-    """The URDF text of a file: read as it is, or expanded by xacro for a ``.xacro`` path;
-    :class:`URDFError` naming the file when it cannot be read."""
-    if is_xacro_path(path):
-        return expand_xacro(path)
-    try:
-        with open(os.fspath(path), encoding="utf-8-sig") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise URDFError(f"cannot read {os.fspath(path)}: {exc}") from None
