@@ -434,6 +434,7 @@ def run_module(
     found = sample(found, fraction, seed)
     if limit is not None:
         found = found[:limit]
+    sampled = len(found)
     kernel = module.startswith(_K)
     earlier = 0  # killed in the previous run (--survivors)
     if previous is not None:
@@ -452,7 +453,7 @@ def run_module(
             raise SystemExit(f"{module}: the tests fail on the unmutated module")
         timeout = max(30.0, 3 * seconds)
         again = f" (the survivors of {previous['mutants']})" if previous else ""
-        of = f" (a sample of the {sites_all}, seed {seed})" if len(found) < sites_all else ""
+        of = f" (a sample of the {sites_all}, seed {seed})" if sampled < sites_all else ""
         log(f"{module}: {len(found)} mutants{of}{again}, tests {seconds:.1f} s unmutated")
         equivalents = {k[1:]: v for k, v in (equivalents or {}).items() if k[0] == module}
         killed, survived, equivalent, listed_killed = earlier, [], [], []
