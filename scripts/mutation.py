@@ -189,8 +189,12 @@ _LOOPS = [
 _FRAMES = ["test/unit/test_frames.py", "test/unit/test_task_space.py"]
 _K = "dynamics/kernels/"
 KERNEL_TARGETS = {
-    **{_K + m: _ORACLES for m in ("spatial.py", "kinematics.py", "crba.py", "rnea.py",
-                                   "coriolis_matrix.py", "christoffel.py")},
+    # the helpers every kernel uses: multi-DoF joints, J x (Slotine-Li's), frames too
+    **{_K + m: [*_ORACLES, "test/unit/test_dynamics_floating.py",
+                "test/unit/test_dynamics_slotine_li.py", "test/unit/test_frames.py"]
+       for m in ("spatial.py", "kinematics.py")},
+    **{_K + m: _ORACLES for m in ("crba.py", "rnea.py", "coriolis_matrix.py",
+                                   "christoffel.py")},
     _K + "trig.py": ["test/unit/test_kernels_trig.py", *_ORACLES],
     _K + "safeea.py": ["test/unit/test_dynamics_safeea.py"],
     _K + "coordinate_change.py": ["test/unit/test_dynamics_mimic.py",
