@@ -66,6 +66,7 @@ DYNAMICS_TESTS = [
     "test/unit/test_dynamics_api.py",
     "test/unit/test_momentum_observer.py",
 ]
+ARMATURE = "test/unit/test_dynamics_armature.py::"
 # module (under coriolis_ros/) -> its tests (the Python modules; the kernels' are below).
 TARGETS = {
     "stream/joint_state_buffer.py": BUFFER_TESTS,
@@ -167,6 +168,48 @@ TARGETS = {
                           "test/unit/test_dynamics_velocity_representation.py::"
                           "test_integrate_batches_and_clone_keep_the_representation",
                           "test/unit/test_follower_bounds.py"],
+    "dynamics/kernel_table.py": ["test/unit/test_mutants_kernel_table.py",
+                                 "test/unit/test_kernel_dispatch.py",
+                                 "test/unit/test_dynamics_api.py"],
+    "dynamics/factorizations.py": ["test/unit/test_mutants_factorizations.py",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_admissible_factorizations_are_skew_with_the_same_dynamics",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_the_family_has_dimension_n_choose_3",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_inadmissible_contorsions_break_one_property",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_point_mass_cross_product_factorization",
+                                   "test/unit/test_factorizations.py::"
+                                   "test_factorization_inputs_refused",
+                                   "test/unit/test_plain_numbers.py::test_contorsion_indices"],
+    "dynamics/armature.py": ["test/unit/test_mutants_armature.py"] + [ARMATURE + name for name in (
+        "test_an_unknown_rotor_model_is_refused_naming_the_choices",
+        "test_a_balanced_rotor_within_round_off_is_accepted_both_sides_of_the_bounds",
+        "test_coupled_bodies_that_are_not_rotors_are_refused_naming_them",
+        "test_no_rotors_leaves_the_model_alone",
+        "test_a_single_joint_with_a_rotor_is_exact",
+        "test_armature_equals_the_exact_rotors_when_no_parent_turns_about_the_rotor_axis",
+        "test_where_a_parent_turns_about_the_axis_the_difference_is_the_dropped_energy",
+        "test_pinocchio_armature_is_what_the_reference_assumes",
+        "test_arm7_rotors_urdf_as_armature_matches_pinocchio",
+        "test_datasheet_rotors_as_armature_match_pinocchio",
+        "test_quadruped_with_armature_matches_pinocchio",
+        "test_the_armature_model_keeps_the_tree_and_its_services",
+    )],
+    "dynamics/adaptive.py": ["test/unit/test_mutants_adaptive.py"] + [
+        "test/unit/test_adaptive.py::" + name for name in (
+        "test_refused_inputs",
+        "test_one_tick_is_the_formula",
+        "test_track_reference_is_slotine_li",
+        "test_projection_is_the_nearest_point_in_the_metric",
+        "test_projection_keeps_every_body_physical",
+        "test_ticks_allocate_no_numpy_memory",
+        )
+    ],
+    "dynamics/api_frames.py": ["test/unit/test_frames.py", "test/unit/test_task_space.py"],
+    "dynamics/api_batches.py": ["test/unit/test_mutants_api_batches.py",
+                                "test/unit/test_dynamics_batch.py"],
 }  # fmt: skip
 
 # The Numba kernels (dynamics/kernels/): a mutant changes the kernels' source digest, so each

@@ -185,7 +185,7 @@ def _fail_fast_on_wrong_arrays(dispatcher) -> None:
 
     def plainly_wrong(args) -> bool:
         for k, ndim, dtype, writeable in params:
-            arg = args[k] if k < len(args) else None
+            arg = args[k]  # Numba checked the number of arguments before calling
             if not (
                 type(arg) is np.ndarray
                 and arg.ndim == ndim
