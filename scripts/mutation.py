@@ -237,9 +237,10 @@ KERNEL_TARGETS = {
                 "test/unit/test_dynamics_slotine_li.py", "test/unit/test_frames.py"]
        for m in ("spatial.py", "kinematics.py")},
     **{_K + m: _ORACLES for m in ("crba.py", "rnea.py")},
-    # Algorithms 1 and 2 also run on the folded rotors' clusters and in SIMD lanes
-    **{_K + m: [*_ORACLES, "test/unit/test_dynamics_rotors.py",
-                "test/unit/test_dynamics_mimic.py", "test/unit/test_dynamics_lanes.py"]
+    # Algorithms 1 and 2 also run on multi-DoF joints, folded rotors' clusters, SIMD lanes
+    **{_K + m: [*_ORACLES, "test/unit/test_dynamics_floating.py",
+                "test/unit/test_dynamics_rotors.py", "test/unit/test_dynamics_mimic.py",
+                "test/unit/test_dynamics_lanes.py"]
        for m in ("coriolis_matrix.py", "christoffel.py")},
     _K + "trig.py": ["test/unit/test_kernels_trig.py", *_ORACLES],
     _K + "safeea.py": ["test/unit/test_dynamics_safeea.py"],
