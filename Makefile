@@ -13,7 +13,8 @@
 #                 setup if needed, run the node on a URDF file (python -m coriolis_ros.node)
 #   make bench    run bench/run_all.py when it exists
 #   make mutation mutation testing of the stream and Python-level dynamics modules (scripts/
-#                 mutation.py; long: MUTATION_ARGS='--module stream/mimic_check.py' for one);
+#                 mutation.py; long: MUTATION_ARGS='--module stream/mimic_check.py' for one;
+#                 MUTATION_ARGS='--kernels --sample 0.015' for a sample of the Numba kernels);
 #                 not part of make test. docs/testing.md has the scores.
 #   make fuzz     the full fuzz budget (CORIOLIS_FUZZ=full test/unit/test_fuzz_stream.py)
 #   make lint     ruff check

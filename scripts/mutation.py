@@ -273,13 +273,23 @@ _LOOPS = [
 _FRAMES = ["test/unit/test_frames.py", "test/unit/test_task_space.py"]
 _K = "dynamics/kernels/"
 KERNEL_TARGETS = {
-    **{_K + m: _ORACLES for m in ("spatial.py", "kinematics.py", "crba.py", "rnea.py",
-                                   "coriolis_matrix.py", "christoffel.py")},
+    # the helpers every kernel uses: multi-DoF joints, J x (Slotine-Li's), frames too
+    **{_K + m: [*_ORACLES, "test/unit/test_dynamics_floating.py",
+                "test/unit/test_dynamics_slotine_li.py", "test/unit/test_frames.py"]
+       for m in ("spatial.py", "kinematics.py")},
+    **{_K + m: _ORACLES for m in ("crba.py", "rnea.py")},
+    # Algorithms 1 and 2 also run on multi-DoF joints, folded rotors' clusters, SIMD lanes
+    **{_K + m: [*_ORACLES, "test/unit/test_dynamics_floating.py",
+                "test/unit/test_dynamics_rotors.py", "test/unit/test_dynamics_mimic.py",
+                "test/unit/test_dynamics_lanes.py"]
+       for m in ("coriolis_matrix.py", "christoffel.py")},
     _K + "trig.py": ["test/unit/test_kernels_trig.py", *_ORACLES],
     _K + "safeea.py": ["test/unit/test_dynamics_safeea.py"],
     _K + "coordinate_change.py": ["test/unit/test_dynamics_mimic.py",
                                   "test/unit/test_dynamics_rotors.py",
-                                  "test/unit/test_dynamics_locked.py"],
+                                  "test/unit/test_dynamics_locked.py",
+                                  "test/unit/test_dynamics_safeea.py",
+                                  "test/unit/test_follower_bounds.py"],
     _K + "base_change.py": ["test/unit/test_dynamics_velocity_representation.py",
                             "test/unit/test_dynamics_floating.py"],
     **{_K + m: ["test/unit/test_dynamics_batch.py", "test/unit/test_dynamics_lanes.py",
@@ -518,6 +528,7 @@ def run_module(
     found = sample(found, fraction, seed)
     if limit is not None:
         found = found[:limit]
+    sampled = len(found)
     kernel = module.startswith(_K)
     earlier = 0  # killed in the previous run (--survivors)
     if previous is not None:
@@ -536,7 +547,7 @@ def run_module(
             raise SystemExit(f"{module}: the tests fail on the unmutated module")
         timeout = max(30.0, 3 * seconds)
         again = f" (the survivors of {previous['mutants']})" if previous else ""
-        of = f" (a sample of the {sites_all}, seed {seed})" if len(found) < sites_all else ""
+        of = f" (a sample of the {sites_all}, seed {seed})" if sampled < sites_all else ""
         log(f"{module}: {len(found)} mutants{of}{again}, tests {seconds:.1f} s unmutated")
         equivalents = {k[1:]: v for k, v in (equivalents or {}).items() if k[0] == module}
         killed, survived, equivalent, listed_killed = earlier, [], [], []

@@ -172,6 +172,29 @@ def test_multi_dof_joints_inside_the_tree(jtype, root_joint):
     oracle.same_configuration(q2, oracle.integrate(q, 0.2 * v), "integrate")
 
 
+@pytest.mark.parametrize("jtype", ["floating", "planar"])
+def test_a_multi_dof_joint_on_the_first_row(jtype):
+    """A free-flyer or planar joint whose parent is row 0 (the first joint's body): its
+    translation and its parent's velocity count like any other parent's, against Pinocchio."""
+    urdf = random_tree("serial_chain", 5, seed=3)
+    # the first joint turns (it slides in this tree): a slide of the parent would leave the
+    # dynamics blind to where the child sits on it
+    urdf = urdf.replace('<joint name="chain_joint0" type="prismatic"',
+                        '<joint name="chain_joint0" type="continuous"')  # fmt: skip
+    movable = re.findall(r'<joint name="([^"]+)" type="(?:revolute|continuous|prismatic)"', urdf)
+    urdf, name = with_joint_type(urdf, movable.index("chain_joint1"), jtype, axis_z=True)
+    dyn = _from_urdf(urdf, root_joint="fixed")
+    first = dyn.joint_names.index(f"{name}/linear_x")
+    assert first == 1 and dyn.model.parent[first] == 0 and dyn.model.joint_types[0] == "continuous"
+    oracle = MultiDofOracle(urdf, dyn, "fixed")
+    rng = np.random.default_rng(5)
+    q = random_configuration(dyn, rng)
+    q[0] = 0.9  # the first joint turned, its body moving: the child's terms depend on both
+    v, a = rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv)
+    compare(dyn, oracle, q, v, a, f"{jtype} on row 0")
+    check_christoffel(dyn, oracle, q, v, f"{jtype} on row 0")
+
+
 @pytest.mark.parametrize("axis,in_plane", [("0 0 1", 0.0), ("1 0 0", 1.0), ("0 0.6 0.8", 0.6)])
 def test_planar_joint_moves_in_the_plane_normal_to_its_axis(axis, in_plane):
     """URDF: a planar joint allows motion in the plane perpendicular to its axis.

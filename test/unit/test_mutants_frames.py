@@ -91,3 +91,41 @@ def test_list_inputs_give_what_arrays_give(arm):
         for a, b in zip(got if isinstance(got, tuple) else (got,),
                         want if isinstance(want, tuple) else (want,), strict=True):  # fmt: skip
             assert np.array_equal(a, b)
+
+
+def _smallest_pivot(G: np.ndarray) -> float:
+    """The smallest pivot of G's Cholesky factorization (numpy's, not the kernel's)."""
+    return float(np.diag(np.linalg.cholesky(G)).min() ** 2)
+
+
+def test_a_singular_task_is_refused_below_1e_minus_12_of_its_scale_and_says_so(arm):
+    """The task's bound, both sides: J M^-1 J^T + d 1 is refused when a pivot of its Cholesky
+    factorization is at most 1e-12 times its largest diagonal entry (condition number beyond
+    1e12, as the message says), accepted above; d found by bisection on numpy's pivots."""
+    q, v = np.linspace(-0.5, 0.7, arm.nv), np.linspace(0.3, -0.2, arm.nv)
+    rows = (0, 1, 2)  # three rows at link3, two joints below it: rank 2
+    J = arm.task_space(q, v, "link3", rows=rows, damping=1.0)[2]
+    G0 = J @ np.linalg.solve(arm.mass_matrix(q), J.T)
+    assert np.linalg.matrix_rank(G0, tol=1e-9 * np.abs(G0).max()) == 2
+
+    def relative_pivot(d):
+        G = G0 + d * np.eye(3)
+        return _smallest_pivot(G) / np.diag(G).max()
+
+    def damping_at(target):
+        lo, hi = 0.0, 1.0  # relative_pivot grows with d
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if relative_pivot(mid) < target else (lo, mid)
+        return hi
+
+    refused, accepted = damping_at(0.5e-12), damping_at(2e-12)
+    assert relative_pivot(refused) < 1e-12 < relative_pivot(accepted)
+    with pytest.raises(ValueError) as info:
+        arm.task_space(q, v, "link3", rows=rows, damping=refused)
+    assert "is rank-deficient (condition number beyond 1e+12): fewer than 3 independent" in str(
+        info.value
+    )
+    Lam = arm.task_space(q, v, "link3", rows=rows, damping=accepted)[0]
+    assert np.all(np.isfinite(Lam))
+    assert np.abs(Lam @ (G0 + accepted * np.eye(3)) - np.eye(3)).max() < 1e-2  # cond 5e11
