@@ -54,3 +54,18 @@ def four_bar_with_rotor(four_bar_text: str) -> str:
         '<coupling name="gear"><predecessor link="crank_link"/><successor link="rotor"/>'
         '<ratio value="9.0"/></coupling><loop name="closure"',
     )
+
+
+# a 2 kg point mass on three prismatic joints: M = 2 1, C = 0
+POINT_MASS = """<robot name="point_mass">
+  <link name="world_link"/>
+  <link name="x"/><link name="y"/>
+  <link name="mass"><inertial><mass value="2.0"/><origin xyz="0 0 0"/>
+    <inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="jx" type="prismatic"><parent link="world_link"/><child link="x"/>
+    <axis xyz="1 0 0"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
+  <joint name="jy" type="prismatic"><parent link="x"/><child link="y"/>
+    <axis xyz="0 1 0"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
+  <joint name="jz" type="prismatic"><parent link="y"/><child link="mass"/>
+    <axis xyz="0 0 1"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
+</robot>"""

@@ -18,22 +18,11 @@ from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics import bounds as B
 from coriolis_ros.dynamics import factorizations as F
 from coriolis_ros.robots import robot_urdf
+from support.urdf_text import POINT_MASS
 
 pytestmark = pytest.mark.slow  # not in make test-fast (docs/testing.md)
 
 TOL = 1e-10
-POINT_MASS = """<robot name="point_mass">
-  <link name="world_link"/>
-  <link name="x"/><link name="y"/>
-  <link name="mass"><inertial><mass value="2.0"/><origin xyz="0 0 0"/>
-    <inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="jx" type="prismatic"><parent link="world_link"/><child link="x"/>
-    <axis xyz="1 0 0"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-  <joint name="jy" type="prismatic"><parent link="x"/><child link="y"/>
-    <axis xyz="0 1 0"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-  <joint name="jz" type="prismatic"><parent link="y"/><child link="mass"/>
-    <axis xyz="0 0 1"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-</robot>"""
 
 
 def _models():

@@ -14,23 +14,10 @@ import pytest
 
 from coriolis_ros.dynamics import Dynamics
 from coriolis_ros.dynamics import factorizations as F
+from support.urdf_text import POINT_MASS
 
 BIG = 1e50  # the library's bound on inputs (docs/invariance.md)
 ABOVE = np.nextafter(BIG, np.inf)
-
-# a 2 kg point mass on three prismatic joints: M = 2 1, C = 0, so C~ = K . v exactly
-POINT_MASS = """<robot name="point_mass">
-  <link name="world_link"/>
-  <link name="x"/><link name="y"/>
-  <link name="mass"><inertial><mass value="2.0"/><origin xyz="0 0 0"/>
-    <inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="jx" type="prismatic"><parent link="world_link"/><child link="x"/>
-    <axis xyz="1 0 0"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-  <joint name="jy" type="prismatic"><parent link="x"/><child link="y"/>
-    <axis xyz="0 1 0"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-  <joint name="jz" type="prismatic"><parent link="y"/><child link="mass"/>
-    <axis xyz="0 0 1"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-</robot>"""
 
 PLANAR = (
     '<robot name="p"><link name="world"/><link name="body"><inertial><mass value="2"/>'
