@@ -69,3 +69,25 @@ POINT_MASS = """<robot name="point_mass">
   <joint name="jz" type="prismatic"><parent link="y"/><child link="mass"/>
     <axis xyz="0 0 1"/><limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
 </robot>"""
+
+
+SMALL_ROTOR = dict(ixx="1.2e-5", iyy="1.2e-5", izz="2e-5", ixy="0", ixz="0", iyz="0")
+
+
+def rotor_beside_link(com="0 0 0", mass="0.1", inertia=None, kind="continuous", extra=""):
+    """A link 'a' on joint 'ja' and a rotor 'rot' on joint 'jr' (``kind``), both on the world
+    about z, the rotor following 'ja' with ratio 9 (coupling 'g'); the rotor's inertia
+    (``inertia``, default SMALL_ROTOR) about its centre ``com``; ``extra`` more elements."""
+    i = inertia or SMALL_ROTOR
+    return f"""<robot name="r"><link name="base"/>
+      <link name="a"><inertial><mass value="1"/>
+        <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="ja" type="continuous"><parent link="base"/><child link="a"/>
+        <axis xyz="0 0 1"/></joint>
+      <link name="rot"><inertial><origin xyz="{com}"/><mass value="{mass}"/>
+        <inertia {" ".join(f'{k}="{v}"' for k, v in i.items())}/></inertial></link>
+      <joint name="jr" type="{kind}"><parent link="base"/><child link="rot"/>
+        <axis xyz="0 0 1"/><limit effort="1" velocity="1" lower="-1" upper="1"/></joint>
+      {extra}
+      <coupling name="g"><predecessor link="a"/><successor link="rot"/><ratio value="9"/>
+      </coupling></robot>"""

@@ -28,6 +28,7 @@ pin = pytest.importorskip("pinocchio")
 
 from support.cli import run_cli  # noqa: E402
 from support.floating import ROOTS, MultiDofOracle, random_configuration  # noqa: E402
+from support.urdf_text import rotor_beside_link  # noqa: E402
 from support.oracle import assert_close  # noqa: E402
 from support.rotors import (  # noqa: E402
     coupled_joints_from_xml,
@@ -363,43 +364,27 @@ def test_an_unknown_rotor_model_is_refused_naming_the_choices(value):
     assert validate("rotor_model", "armature") is None and validate("rotor_model", "exact") is None
 
 
-def _rotor_urdf(com="0 0 0", inertia=None, kind="continuous", extra=""):
-    i = inertia or dict(ixx="1.2e-5", iyy="1.2e-5", izz="2e-5", ixy="0", ixz="0", iyz="0")
-    return f"""<robot name="r"><link name="base"/>
-      <link name="a"><inertial><mass value="1"/>
-        <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
-      <joint name="ja" type="continuous"><parent link="base"/><child link="a"/>
-        <axis xyz="0 0 1"/></joint>
-      <link name="rot"><inertial><origin xyz="{com}"/><mass value="0.1"/>
-        <inertia {" ".join(f'{k}="{v}"' for k, v in i.items())}/></inertial></link>
-      <joint name="jr" type="{kind}"><parent link="base"/><child link="rot"/>
-        <axis xyz="0 0 1"/><limit effort="1" velocity="1" lower="-1" upper="1"/></joint>
-      {extra}
-      <coupling name="g"><predecessor link="a"/><successor link="rot"/><ratio value="9"/>
-      </coupling></robot>"""
-
-
 def test_a_balanced_rotor_within_round_off_is_accepted_both_sides_of_the_bounds():
-    Dynamics.from_urdf(_rotor_urdf(com="1e-10 0 0.3"), rotor_model="armature")
+    Dynamics.from_urdf(rotor_beside_link(com="1e-10 0 0.3"), rotor_model="armature")
     with pytest.raises(ValueError, match="'jr' .*centre of mass is 1e-06 m off its spin axis"):
-        Dynamics.from_urdf(_rotor_urdf(com="1e-6 0 0.3"), rotor_model="armature")
+        Dynamics.from_urdf(rotor_beside_link(com="1e-6 0 0.3"), rotor_model="armature")
     small = dict(ixx="1.2e-5", iyy="1.2e-5", izz="2e-5", ixy="3e-6", ixz="1e-15", iyz="0")
-    Dynamics.from_urdf(_rotor_urdf(inertia=small), rotor_model="armature")
+    Dynamics.from_urdf(rotor_beside_link(inertia=small), rotor_model="armature")
     tilted = dict(small, ixz="1e-8")
     with pytest.raises(ValueError, match="'jr' .*not a principal axis.*1e-08"):
-        Dynamics.from_urdf(_rotor_urdf(inertia=tilted), rotor_model="armature")
+        Dynamics.from_urdf(rotor_beside_link(inertia=tilted), rotor_model="armature")
     # the exact model takes them all
-    Dynamics.from_urdf(_rotor_urdf(com="1e-6 0 0.3", inertia=tilted))
+    Dynamics.from_urdf(rotor_beside_link(com="1e-6 0 0.3", inertia=tilted))
 
 
 def test_coupled_bodies_that_are_not_rotors_are_refused_naming_them():
     with pytest.raises(ValueError, match="'jr' .*is prismatic"):
-        Dynamics.from_urdf(_rotor_urdf(kind="prismatic"), rotor_model="armature")
+        Dynamics.from_urdf(rotor_beside_link(kind="prismatic"), rotor_model="armature")
     below = """<link name="tip"><inertial><mass value="1"/>
         <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
       <joint name="jt" type="continuous"><parent link="rot"/><child link="tip"/></joint>"""
     with pytest.raises(ValueError, match="'jr' .*carries moving joints \\('jt'\\)"):
-        Dynamics.from_urdf(_rotor_urdf(extra=below), rotor_model="armature")
+        Dynamics.from_urdf(rotor_beside_link(extra=below), rotor_model="armature")
 
 
 def test_cli_rotor_model_option(tmp_path):

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from coriolis_ros.dynamics import Dynamics
+from support.urdf_text import rotor_beside_link
 
 TOL = 1e-12
 
@@ -22,18 +23,8 @@ TOL = 1e-12
 def rotor_on_base(com="0 0 0", mass="0.1", ixz="0", iyz="0", ixy="0"):
     """A rotor 'jr' on the world, spin axis z, following 'ja' with ratio 9; its largest
     moment is 1 kg m^2, so the products' bound is 1e-9 kg m^2 itself."""
-    return f"""<robot name="r"><link name="base"/>
-      <link name="a"><inertial><mass value="1"/>
-        <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
-      <joint name="ja" type="continuous"><parent link="base"/><child link="a"/>
-        <axis xyz="0 0 1"/></joint>
-      <link name="rot"><inertial><origin xyz="{com}"/><mass value="{mass}"/>
-        <inertia ixx="0.5" iyy="0.5" izz="1" ixy="{ixy}" ixz="{ixz}" iyz="{iyz}"/></inertial>
-      </link>
-      <joint name="jr" type="continuous"><parent link="base"/><child link="rot"/>
-        <axis xyz="0 0 1"/></joint>
-      <coupling name="g"><predecessor link="a"/><successor link="rot"/><ratio value="9"/>
-      </coupling></robot>"""
+    inertia = dict(ixx="0.5", iyy="0.5", izz="1", ixy=ixy, ixz=ixz, iyz=iyz)
+    return rotor_beside_link(com=com, mass=mass, inertia=inertia)
 
 
 def armature(text):
