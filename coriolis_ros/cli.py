@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 import numpy as np
@@ -48,8 +47,9 @@ from coriolis_ros.dynamics.budgets import (
     christoffel_bytes,
     christoffel_refusal,
 )
+from coriolis_ros.dynamics.identities import CHECK_TENSORS, check_identities, singular_mass_matrix
 from coriolis_ros.messages import STATE_FIELDS
-from coriolis_ros.offline import bag_task_space
+from coriolis_ros.offline import bag_command, bag_task_space
 from coriolis_ros.offline import identify as identify_cli
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
@@ -300,7 +300,7 @@ def _ros_tool(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "bag":
-        return _bag(args)
+        return bag_command.run(args)
     if args.command == "identify":
         return identify_cli.run(args)
     if args.command in ROS_TOOLS:
@@ -442,198 +442,7 @@ def _as_text(dyn, result: dict) -> str:
     return "\n".join(lines)
 
 
-# --------------------------------------------------------------------------- bag
-
-
-def _bag(args) -> int:
-    from pathlib import Path
-
-    from coriolis_ros.offline import bag as offline
-    from coriolis_ros.offline import parquet
-
-    def usage(message: str) -> int:
-        print(f"coriolis-ros bag: error: {message}", file=sys.stderr)
-        return EXIT_USAGE
-
-    args.bags = offline.expand_bags(args.bags)
-    if args.output and len(args.bags) > 1:
-        return usage("-o/--output takes one bag; use --output-dir for several")
-    if not args.observer_max_gap > 0:
-        return usage("--observer-max-gap must be positive")
-    if not args.observer_gain > 0:
-        return usage("--observer-gain must be positive")
-    if not args.mimic_tolerance >= 0:
-        return usage("--mimic-tolerance must be zero or positive")
-    if args.jobs is not None and args.jobs < 1:
-        return usage("--jobs must be at least 1")
-    if not args.base_state_timeout > 0:
-        return usage("--base-state-timeout must be positive")
-    if args.odometry_topic and args.root_joint == "fixed":
-        return usage("--odometry-topic needs --root-joint floating or planar")
-    fields = offline.TERM_FIELDS
-    if args.fields:
-        fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
-        unknown = sorted(set(fields) - set(offline.TERM_FIELDS))
-        if unknown:
-            return usage(f"unknown --fields {unknown}: choose from {list(offline.TERM_FIELDS)}")
-    try:
-        task = bag_task_space.spec_from_args(args)
-    except ValueError as exc:
-        return usage(str(exc))
-    urdf = None
-    if args.urdf:
-        try:
-            urdf = Path(args.urdf).read_text(encoding="utf-8")
-        except OSError as exc:
-            return usage(f"cannot read --urdf: {exc}")
-    try:
-        import rosbags  # noqa: F401
-    except ImportError:
-        return usage("reading bags needs rosbags: pip install coriolis_ros[bag]")
-    fmt = args.format or "npz"
-    if args.output:
-        is_parquet = Path(args.output).suffix == parquet.SUFFIX
-        if args.format and (args.format == "parquet") != is_parquet:
-            return usage(f"--format {args.format} contradicts -o {args.output}")
-        fmt = "parquet" if is_parquet else "npz"
-        outputs = [args.output]
-    else:
-        outputs = [str(offline.default_output(b, args.output_dir, fmt)) for b in args.bags]
-    if fmt == "parquet" and not parquet.available():
-        return usage("Parquet output needs pyarrow: pip install coriolis_ros[parquet]")
-    if len(set(outputs)) != len(outputs):
-        return usage("several bags would write the same output file; use --output-dir")
-    options = dict(
-        urdf=urdf,
-        gravity=tuple(args.gravity),
-        joint_states_topic=args.joint_states_topic,
-        robot_description_topic=args.robot_description_topic,
-        fields=fields,
-        write_bag_storage=args.write_bag,
-        plot=args.plot,
-        observer_gain=args.observer_gain,
-        observer_max_gap=args.observer_max_gap,
-        mimic=args.mimic,
-        mimic_tolerance=args.mimic_tolerance,
-        strict=args.strict,
-        root_joint=args.root_joint,
-        odometry_topic=args.odometry_topic,
-        base_state_timeout=args.base_state_timeout,
-        task=task,
-    )
-    progress = offline.Progress(len(args.bags), enabled=False if args.no_progress else None)
-    try:
-        results = offline.process_bags(args.bags, outputs, options, args.jobs, progress)
-    finally:
-        progress.close()
-    failed = 0
-    for r in results:
-        if not r.ok:
-            failed += 1
-            print(f"coriolis-ros bag: error: {r.error}", file=sys.stderr)
-            continue
-        spent = sum(r.seconds.values())
-        line = f"{r.bag}: {r.rows} joint states ({r.duration:.1f} s recorded) in {spent:.2f} s"
-        print(f"{line} -> {', '.join(r.files)}")
-        stages = ("read", "compute", "write")
-        print("  " + ", ".join(f"{stage} {r.seconds[stage]:.2f} s" for stage in stages))
-        for reason, count in sorted(r.skipped.items()):
-            print(f"  skipped {count} messages: {reason}")
-        for note in r.notes:
-            print(f"  note: {note}")
-    return EXIT_CHECK_FAILED if failed else EXIT_OK
-
-
 # --------------------------------------------------------------------------- check
-
-
-def _random_state(dyn, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Joint angles in [-pi, pi], displacements and base positions in [-0.5, 0.5], random
-    unit quaternions; velocities and accelerations in [-2, 2].  A closed chain's joints move
-    by at most 0.3 (rad or m) from its neutral assembly, so that it stays assembled."""
-    n = dyn.nv
-    q = dyn.neutral()
-    closed = bool(dyn.loops)
-    for kind, first, nv, iq in dyn.model.joints():
-        if nv == 6:  # free flyer: position, then a uniformly random unit quaternion
-            q[iq : iq + 3] = rng.uniform(-0.5, 0.5, 3)
-            quat = rng.normal(size=4)
-            q[iq + 3 : iq + 7] = quat / np.linalg.norm(quat)
-        elif nv == 3:  # planar: x, y, theta
-            q[iq : iq + 3] = rng.uniform(-0.5, 0.5, 2).tolist() + [rng.uniform(-math.pi, math.pi)]
-        elif closed:
-            q[iq] += rng.uniform(-0.3, 0.3)
-        elif dyn.model.joint_types[first] == "prismatic":
-            q[iq] = rng.uniform(-0.5, 0.5)
-        else:
-            q[iq] = rng.uniform(-math.pi, math.pi)
-    return q, rng.uniform(-2.0, 2.0, n), rng.uniform(-2.0, 2.0, n)
-
-
-def _rel(a, b) -> float:
-    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / max(1.0, np.linalg.norm(b)))
-
-
-def check_identities(dyn, samples: int = 20, seed: int = 0) -> list[tuple[str, float, float]]:
-    """[(identity, worst relative residual, tolerance)] over random states."""
-    rng = np.random.default_rng(seed)
-    worst: dict[str, float] = {}
-    tol: dict[str, float] = {}
-
-    def record(name, value, tolerance=1e-10):
-        worst[name] = max(worst.get(name, 0.0), value)
-        tol[name] = tolerance
-
-    n = dyn.nv
-    # Free-flyer and planar velocities are expressed in the moving frame: generalized speeds,
-    # not derivatives of coordinates.  Gamma is then not symmetric in (j, k) and the coordinate
-    # formula for Gamma does not apply; Gamma_ijk + Gamma_jik = dM_ij along e_k always holds.
-    coordinates = dyn.nq == dyn.nv and not {"floating", "planar"} & set(dyn.model.joint_types)
-
-    def along(q, v, h=1e-6):
-        """d/dt M(q (+) t v) at t = 0, by central differences on the configuration manifold."""
-        return (
-            dyn.mass_matrix(dyn.integrate(q, v, h)) - dyn.mass_matrix(dyn.integrate(q, v, -h))
-        ) / (2 * h)
-
-    for _ in range(samples):
-        q, qd, qdd = _random_state(dyn, rng)
-        M, Mdot, C = dyn.coriolis(q, qd)
-        g = dyn.gravity(q)
-        Gamma = dyn.christoffel(q)
-        Cqd, CTqd, p = dyn.coriolis_vectors(q, qd)
-        fd_Mdot = along(q, qd)
-        dM = np.empty((n, n, n))  # dM[i, j, k] = dM_ij along the k-th velocity
-        for k in range(n):
-            dM[:, :, k] = along(q, np.eye(n)[k])
-        record("M symmetric", _rel(M, M.T))
-        # Massless DoFs (bodies without <inertial>) make M only semi-definite, as in any
-        # dynamics library; a negative eigenvalue beyond round-off is an error.
-        eig = np.linalg.eigvalsh(M)
-        record("M positive semi-definite", max(0.0, -eig[0]) / max(1.0, eig[-1]))
-        record("Mdot = C + C^T", _rel(Mdot, C + C.T))
-        record("Mdot = dM/dt (finite differences)", _rel(Mdot, fd_Mdot), 1e-6)
-        record("Mdot - 2C skew-symmetric", _rel(Mdot - 2 * C, -(Mdot - 2 * C).T))
-        record("C qd = RNEA(q, qd, 0) - g", _rel(C @ qd, dyn.inverse_dynamics(q, qd, 0 * qd) - g))
-        tau = dyn.inverse_dynamics(q, qd, qdd)
-        record("tau = M qdd + C qd + g (RNEA)", _rel(tau, M @ qdd + C @ qd + g))
-        record("C_ij = sum_k Gamma_ijk qd_k", _rel(C, Gamma @ qd))
-        record("Gamma_ijk + Gamma_jik = dM_ij along e_k (finite differences)",
-               _rel(Gamma + Gamma.transpose(1, 0, 2), dM), 1e-6)  # fmt: skip
-        if coordinates:
-            # Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)
-            christoffel_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
-            record("Gamma_ijk = Gamma_ikj", _rel(Gamma, Gamma.transpose(0, 2, 1)))
-            record("Gamma = Christoffel(dM/dq) (finite differences)",
-                   _rel(Gamma, christoffel_fd), 1e-6)  # fmt: skip
-        vectors = max(_rel(Cqd, C @ qd), _rel(CTqd, C.T @ qd), _rel(p, M @ qd))
-        record("coriolis_vectors = (C qd, C^T qd, M qd)", vectors)
-    return [(name, worst[name], tol[name]) for name in worst]
-
-
-# n^3 arrays check_identities holds at once at its peak (measured with tracemalloc: 5.07 n^3
-# doubles): Gamma, dM, the finite-difference symbols and the temporaries of the comparisons.
-CHECK_TENSORS = 6
 
 
 def _check(dyn, args) -> int:
@@ -659,25 +468,6 @@ def _check(dyn, args) -> int:
     if singular:
         print(f"warning: {singular}")
     return EXIT_OK if not failed else EXIT_CHECK_FAILED
-
-
-# M's smallest eigenvalue below this times its largest (or 1) counts as zero.
-SINGULAR_M = 1e-12
-
-
-def singular_mass_matrix(dyn) -> str:
-    """"" if M at the neutral configuration is positive definite, else what is singular and
-    the joints that move along its null direction (DoFs that move no mass)."""
-    eig, vec = np.linalg.eigh(dyn.mass_matrix(dyn.neutral()))
-    if eig[0] > SINGULAR_M * max(1.0, eig[-1]):
-        return ""
-    null = vec[:, 0]
-    joints = [dyn.joint_names[i] for i in np.flatnonzero(np.abs(null) > 0.1)]
-    return (
-        f"M is singular at the neutral configuration (smallest eigenvalue {eig[0]:.3e}, "
-        f"largest {eig[-1]:.3e}): {', '.join(joints)} move no mass (links without <inertial>?); "
-        "the identities hold, but M cannot be inverted there (forward dynamics, task space)"
-    )
 
 
 if __name__ == "__main__":

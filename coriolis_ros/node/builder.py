@@ -13,6 +13,8 @@ import time
 
 import numpy as np
 
+from coriolis_ros.dynamics.identities import singular_mass_matrix
+
 from .contact import make_contact
 from .observer_feed import ObserverFeed
 from .robot_model import ModelError, RobotModel, description_problem, load_dynamics
@@ -146,6 +148,7 @@ class ModelBuilder:
         model.out.compute(model.dyn)  # one real tick on the new buffers, off the tick path
         model.feed = make_feed(model, self.p, self.log)
         model.contact = make_contact(model, self.p, self.log)
+        model.warning = singular_mass_matrix(dyn)
         warmup = time.perf_counter() - start
         if self._stop.is_set():
             return
@@ -169,3 +172,5 @@ class ModelBuilder:
             f"ready: {model.name}, {model.n} DoF, warm-up {warmup:.2f} s (from {source}); "
             f"{model.summary(self.odom_topic)}"
         )
+        if model.warning:
+            self.log.warning(f"{model.name}: {model.warning}")

@@ -45,6 +45,7 @@ class Snapshot:
     nonfinite: int = 0  # results withheld or refused because not finite, since start
     nonfinite_recent: int = 0  # ... in the period of this snapshot
     last_nonfinite: str = ""  # what the last one was
+    model_warning: str = ""  # what is wrong with the model itself (M singular at neutral)
 
 
 def _fmt(value) -> str:
@@ -84,6 +85,7 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         ("last_rejected_description", s.model_error),
         ("nonfinite_results", s.nonfinite),
         ("last_nonfinite_result", s.last_nonfinite),
+        ("model_warning", s.model_warning),
     ]
     values = [(k, _fmt(v)) for k, v in values]
 
@@ -112,6 +114,8 @@ def evaluate(s: Snapshot) -> tuple[int, str, list[tuple[str, str]]]:
         warnings.append(f"velocity older than the timeout for: {name_list(s.stale_velocity)}")
     if s.model_error:
         warnings.append(f"robot_description rejected, old model kept: {s.model_error}")
+    if s.model_warning:
+        warnings.append(s.model_warning)
     if warnings:
         return WARN, "; ".join(warnings), values
     return OK, f"{s.robot}: {s.dof} DoF, {s.output_rate:.4g} Hz", values

@@ -136,6 +136,7 @@ class RobotModel:
         self.base = (
             BaseStateBuffer(self.root_joint, dyn.root_link, base_state_timeout) if nvb else None
         )
+        self.warning = ""  # what is wrong with the model itself (a singular M), for diagnostics
         self.out = TickOutputs(self.n, dyn.nq)
         self.q_joints, self.qd_joints = self.out.q[nqb:], self.out.qd[nvb:]
         self.effort_joints = self.out.view["effort"][nvb:]  # a floating base's stay zero

@@ -95,6 +95,7 @@ class NodeState:
             self.residual_due = True
             if model is not None:
                 s.robot, s.dof, s.tree_depth = model.name, model.n, model.tree_depth
+                s.model_warning = model.warning
                 buffer = model.buffer
                 if not buffer.complete:
                     s.missing = buffer.missing()

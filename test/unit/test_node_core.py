@@ -428,3 +428,22 @@ def test_the_observer_runs_on_a_floating_base_like_the_library():
     core.joint_state(joints, q, qd, tau, stamp_ns=stamp_ns + 200_000_000)
     assert not model.feed.valid and model.feed.counts["paused_base"] == 1
     assert "momentum observer paused: odometry is 0.200 s apart" in core.log.text()
+
+
+def test_a_singular_mass_matrix_is_logged_and_diagnosed_naming_the_joint():
+    from coriolis_ros.node import diagnostics
+
+    start = URDF.index('<link name="l4">')
+    end = URDF.index("</link>", start) + len("</link>")
+    massless = URDF[:start] + '<link name="l4"/>' + URDF[end:]  # tj4 moves nothing
+    core = Core(massless)
+    warned = [t for level, t in core.log.lines if level == "warning" and "move no mass" in t]
+    assert len(warned) == 1 and "M is singular at the neutral configuration" in warned[0]
+    assert "): tj4 move no mass" in warned[0]
+    snapshot, _ = core.state.snapshot(time.monotonic(), False, core.p)
+    level, message, values = diagnostics.evaluate(snapshot)
+    assert level == diagnostics.WARN and "move no mass" in message
+    assert "move no mass" in dict(values)["model_warning"]
+    core.builder.build(URDF, "topic /robot_description")  # every link has mass again
+    snapshot, _ = core.state.snapshot(time.monotonic(), False, core.p)
+    assert dict(diagnostics.evaluate(snapshot)[2])["model_warning"] == ""
