@@ -155,7 +155,13 @@ def _close(ci, cf, cw, has_start):
             i = lead_q[c]
             literal[c] = q[i]
             if turns[c] and not abs(q[i] - last[i]) <= math.pi:
-                q[i] = last[i] + _shorter_way(_angle(q[i]) - _angle(last[i]))
+                # from the last position less its whole turns, as the sum of a large one and
+                # the short way would round (to 0.125 rad at 1e15): the loops see the same
+                # angles, and the closure the target's own
+                start = _angle(last[i])
+                last[i] = start  # the same configuration: no cached y may return it as is
+                cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
+                q[i] = start + _shorter_way(_angle(q[i]) - start)
     status = closed_state(
         tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, chord, dep, lead_q,
         lead_c, lead_r,

@@ -36,8 +36,13 @@ LOOP_REVOLUTE, LOOP_PRISMATIC, LOOP_FIXED = 0, 1, 2
 # Newton's outcomes
 CLOSED, NOT_CLOSED, NOT_FINITE = 0, 1, 2
 # A closure whose residual is below this fraction of Newton's tolerance after a Newton step is
-# not polished (the polish costs a third of a closure along a trajectory)
+# not polished (the polish costs a third of a closure along a trajectory), provided the next
+# Newton step would move no joint by more than the tolerance either
 POLISHED = 0.1
+# Polishing steps at most: near a dead point (K_z nearly singular) a residual below the
+# tolerance still leaves the dependent joints off by about tol / sigma_min(K_z), so Newton
+# goes on, with K_z factored afresh, until its step is below the tolerance too
+POLISH_STEPS = 4
 
 # _nrt=False (as the tree's kernels, see .spatial): nothing here allocates, and without the
 # runtime no view is reference-counted (an atomic increment and decrement each).
@@ -509,13 +514,25 @@ def _copy(src, dst):
         dst[i] = src[i]
 
 
+@njit(**_LEAF)
+def _largest(x):
+    """max |x_i| (0 for an empty x; NaN if an entry is NaN)."""
+    biggest = 0.0
+    for i in range(x.shape[0]):
+        if not abs(x[i]) <= biggest:
+            biggest = abs(x[i])
+    return biggest
+
+
 @njit(**_OPTS)
 def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, max_step,
            rank_rtol, chord, R, t, S, Fk, r, info, s3, s6, K, Q, perm, norms, vhead, beta, y,
            step, trial, r_trial):  # fmt: skip
     """Close the loops by moving q's dependent joints (damped Newton, at most ``max_step``
     per joint per step, halved until phi shrinks; then, unless max |phi| is already below
-    POLISHED * tol, one polishing step kept if it shrinks phi).  Returns (CLOSED, NOT_CLOSED
+    POLISHED * tol and the next step would move no joint by more than tol, polishing steps,
+    each kept if it shrinks phi, until one moves no joint by more than tol, at most
+    POLISH_STEPS).  Returns (CLOSED, NOT_CLOSED
     or NOT_FINITE, rank): max |phi| in info[0], phi in r, the placements and loop frames of
     q in R, t, S, Fk; rank >= 0 when Q holds the QR of K at the resulting q
     (:func:`qr_factor` with rank_rtol), else -1.
@@ -582,29 +599,38 @@ def newton(tree_i, tree_f, loop_i, loop_f, anc, q, dependent, tol, max_steps, ma
             return (NOT_CLOSED if math.isfinite(size) else NOT_FINITE), -1
     if chord_rank >= 0 and size <= POLISHED * tol:
         # Newton's convergence is quadratic: a step from the tangent's prediction (|phi| ~ 1e-8
-        # along a trajectory) usually lands here, and polishing would gain nothing A needs.
-        info[0] = size
-        return CLOSED, -1
-    # Polish: one more step, kept if it shrinks phi.  After a Newton or chord step it is a
-    # chord step, with that step's factorization (K at the iterate before q, so the error
-    # still shrinks by about the last step's size); if q was closed on entry, a Newton step.
+        # along a trajectory) usually lands here, and polishing would gain nothing A needs,
+        # unless the next step is not that small (near a dead point: POLISH_STEPS).
+        qr_solve(Q, perm, vhead, beta, chord_rank, r, y, step)
+        if _largest(step) <= tol:
+            info[0] = size
+            return CLOSED, -1
+    # Polish: more steps, each kept if it shrinks phi, until one moves no joint by more than
+    # tol.  After a Newton or chord step the first is a chord step, with that step's
+    # factorization (K at the iterate before q, so the error still shrinks by about the last
+    # step's size); if q was closed on entry, or after a step that was still large, a Newton
+    # step.
     rank = -1
-    if chord_rank < 0:
-        jacobian(loop_i, anc, S, Fk, dependent, K, s3, s6)
-        chord_rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
-        rank = chord_rank  # Q is q's factorization unless the step is taken
-    qr_solve(Q, perm, vhead, beta, chord_rank, r, y, step)
-    _copy(q, trial)
-    for c in range(nz):
-        trial[qi[dependent[c]]] -= step[c]
-    new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3, Fk)
-    if new < size:  # R, t, S, Fk are the result's
-        _copy(trial, q)
+    for _p in range(POLISH_STEPS):
+        if chord_rank < 0:
+            jacobian(loop_i, anc, S, Fk, dependent, K, s3, s6)
+            chord_rank, _ratio = qr_factor(K, Q, perm, norms, vhead, beta, rank_rtol)
+            rank = chord_rank  # Q is q's factorization unless the step is taken
+        qr_solve(Q, perm, vhead, beta, chord_rank, r, y, step)
+        _copy(q, trial)
+        for c in range(nz):
+            trial[qi[dependent[c]]] -= step[c]
+        new = residual(tree_i, tree_f, loop_i, loop_f, trial, R, t, S, r_trial, s3, Fk)
+        if not new < size:  # leave the placements and frames of the result
+            residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r_trial, s3, Fk)
+            break
+        _copy(trial, q)  # R, t, S, Fk are the result's
         _copy(r_trial, r)
         size = new
         rank = -1
-    else:  # leave the placements and frames of the result
-        residual(tree_i, tree_f, loop_i, loop_f, q, R, t, S, r_trial, s3, Fk)
+        if _largest(step) <= tol:
+            break
+        chord_rank = -1  # the step was large: the next one with K_z factored at q
     info[0] = size
     return CLOSED, rank
 
