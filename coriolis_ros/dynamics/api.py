@@ -172,9 +172,11 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
 
     def clone(self) -> Dynamics:
         """Another instance on the same (immutable) model, with its own workspace and a copy
-        of the current inertial parameters (:meth:`set_inertial_parameters`)."""
+        of the current inertial parameters (:meth:`set_inertial_parameters`); a closed chain's
+        copy continues from this one's last closure (the same assembly branch)."""
         if self.closed is not None:
             other = Dynamics(*self._source)
+            other.closed.closure.cw[:] = self.closed.closure.cw  # last closure, A, dA, ...
         else:
             other = Dynamics(self.tree, self.max_christoffel_bytes, None, self._source[3])
         other.engine.mf_store[:] = self.engine.mf_store

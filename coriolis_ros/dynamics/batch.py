@@ -254,6 +254,9 @@ def outputs(out, shapes: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
             raise ValueError(f"out arrays must be writeable C-contiguous float64, got {got}")
         if arr.shape != shape:
             raise ValueError(f"out array has shape {arr.shape}, expected {shape}")
+    for i, arr in enumerate(out):  # C-contiguous: sharing memory is overlapping bounds
+        if any(np.may_share_memory(arr, other) for other in out[i + 1 :]):
+            raise ValueError("out arrays must not share memory")
     return out
 
 

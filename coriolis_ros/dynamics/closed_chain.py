@@ -143,6 +143,8 @@ class ClosedChain(RowByRowBatches):
             self.closure.fail(status)
         if status == ce.NOT_FINITE_OUT:
             self._finite(np.array([np.nan]))
+        if status == ce.TREE + BAD_QD:  # qd in range, A(q) qd not: the tree's kernel refused
+            self._tree_rates(self._state(q)[1] @ qd, "qd", "A(q) qd")
         raise RuntimeError(f"internal error: closed-chain kernel status {status}")
 
     def _state(self, q):
@@ -247,7 +249,23 @@ class ClosedChain(RowByRowBatches):
     def _rates(self, q, qd):
         full, A, dA = self._state(q)
         qd = self.check_vector(qd, self.nv, "qd")
+        self._tree_rates(A @ qd, "qd", "A(q) qd")
         return full, A, dA, qd, dA @ qd
+
+    def _tree_rates(self, x, name: str, what: str):
+        """x, the tree's rates from ``name``; ValueError naming the tree joint where ``what``
+        is beyond the kernels' bound (the dependent joints of a mechanism near a dead point
+        move many times faster than its coordinates)."""
+        from .kernels.kinematics import MAX_ABS
+
+        big = np.abs(x)
+        if np.all(big <= MAX_ABS):
+            return x
+        i = int(np.argmax(np.where(np.isnan(big), np.inf, big)))
+        raise ValueError(
+            f"{what} (from {name}) moves tree joint '{self.tree.joint_names[i]}' at "
+            f"{x[i]:.3g}, beyond ±{MAX_ABS:g}: too large for this closed chain"
+        )
 
     # ------------------------------------------------------------------ algorithms
 
@@ -316,7 +334,8 @@ class ClosedChain(RowByRowBatches):
         (out,) = self._out(out, [(self.nv,)])
         full, A, _, qd, Adot = self._rates(q, qd)
         qdd = self.check_vector(qdd, self.nv, "qdd")
-        out[...] = A.T @ self.tree_dynamics.inverse_dynamics(full, A @ qd, A @ qdd + Adot @ qd)
+        acc = self._tree_rates(A @ qdd + Adot @ qd, "qd and qdd", "A(q) qdd + Adot qd")
+        out[...] = A.T @ self.tree_dynamics.inverse_dynamics(full, A @ qd, acc)
         self._finite(out)
         return out
 
@@ -338,7 +357,7 @@ class ClosedChain(RowByRowBatches):
         (out,) = self._out(out, [(self.nv,)])
         full, A, _, qd, Adot = self._rates(q, qd)
         x = self.check_vector(x, self.nv, "x")
-        cx = self.tree_dynamics.coriolis_times(full, A @ qd, A @ x)
+        cx = self.tree_dynamics.coriolis_times(full, A @ qd, self._tree_rates(A @ x, "x", "A(q) x"))
         out[...] = A.T @ (cx + self.tree_dynamics.mass_matrix(full) @ (Adot @ x))
         self._finite(out)
         return out
@@ -349,7 +368,11 @@ class ClosedChain(RowByRowBatches):
         full, A, _, qd, Adot = self._rates(q, qd)
         qd_ref = self.check_vector(qd_ref, self.nv, "qd_ref")
         qdd_ref = self.check_vector(qdd_ref, self.nv, "qdd_ref")
-        tau = self.tree_dynamics.slotine_li(full, A @ qd, A @ qd_ref, A @ qdd_ref + Adot @ qd_ref)
+        v_ref = self._tree_rates(A @ qd_ref, "qd_ref", "A(q) qd_ref")
+        a_ref = self._tree_rates(
+            A @ qdd_ref + Adot @ qd_ref, "qd_ref and qdd_ref", "A(q) qdd_ref + Adot qd_ref"
+        )
+        tau = self.tree_dynamics.slotine_li(full, A @ qd, v_ref, a_ref)
         out[...] = A.T @ tau
         self._finite(out)
         return out

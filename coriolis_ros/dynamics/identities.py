@@ -40,18 +40,38 @@ def random_state(dyn, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return q, rng.uniform(-2.0, 2.0, n), rng.uniform(-2.0, 2.0, n)
 
 
-def _rel(a, b) -> float:
-    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / max(1.0, np.linalg.norm(b)))
+def _worst(*values: float) -> float:
+    """The largest value; NaN if any is NaN (max(0.0, nan) is 0.0)."""
+    return math.nan if any(math.isnan(v) for v in values) else max(values)
+
+
+def _rel(a, b, scale: float) -> float:
+    """|a - b| relative to |b| or, where b is small, to ``scale`` (|M| at the state: every
+    term is linear in the inertial parameters, so a robot a million times lighter gets the
+    same verdict); NaN if anything is not finite."""
+    diff = float(np.linalg.norm(np.asarray(a) - np.asarray(b)))
+    size = float(np.linalg.norm(b))
+    if not (math.isfinite(diff) and math.isfinite(size) and math.isfinite(scale)):
+        return math.nan
+    return diff / max(size, scale, _TINY)
+
+
+_TINY = float(np.finfo(float).tiny)  # 0 / 0 where every term is exactly zero
+
+
+def _norm(x) -> float:
+    return float(np.linalg.norm(x))
 
 
 def check_identities(dyn, samples: int = 20, seed: int = 0) -> list[tuple[str, float, float]]:
-    """[(identity, worst relative residual, tolerance)] over random states."""
+    """[(identity, worst relative residual, tolerance)] over random states; a NaN anywhere
+    makes that identity's worst residual NaN (which no tolerance passes)."""
     rng = np.random.default_rng(seed)
     worst: dict[str, float] = {}
     tol: dict[str, float] = {}
 
     def record(name, value, tolerance=1e-10):
-        worst[name] = max(worst.get(name, 0.0), value)
+        worst[name] = _worst(worst.get(name, 0.0), value)
         tol[name] = tolerance
 
     n = dyn.nv
@@ -76,27 +96,35 @@ def check_identities(dyn, samples: int = 20, seed: int = 0) -> list[tuple[str, f
         dM = np.empty((n, n, n))  # dM[i, j, k] = dM_ij along the k-th velocity
         for k in range(n):
             dM[:, :, k] = along(q, np.eye(n)[k])
-        record("M symmetric", _rel(M, M.T))
+        scale = float(np.linalg.norm(M))
+        record("M symmetric", _rel(M, M.T, scale))
         # Massless DoFs (bodies without <inertial>) make M only semi-definite, as in any
         # dynamics library; a negative eigenvalue beyond round-off is an error.
-        eig = np.linalg.eigvalsh(M)
-        record("M positive semi-definite", max(0.0, -eig[0]) / max(1.0, eig[-1]))
-        record("Mdot = C + C^T", _rel(Mdot, C + C.T))
-        record("Mdot = dM/dt (finite differences)", _rel(Mdot, fd_Mdot), 1e-6)
-        record("Mdot - 2C skew-symmetric", _rel(Mdot - 2 * C, -(Mdot - 2 * C).T))
-        record("C qd = RNEA(q, qd, 0) - g", _rel(C @ qd, dyn.inverse_dynamics(q, qd, 0 * qd) - g))
+        if np.all(np.isfinite(M)):
+            eig = np.linalg.eigvalsh(M)
+            record("M positive semi-definite", max(0.0, -eig[0]) / max(eig[-1], _TINY))
+        else:
+            record("M positive semi-definite", math.nan)
+        record("Mdot = C + C^T", _rel(Mdot, C + C.T, scale))
+        record("Mdot = dM/dt (finite differences)", _rel(Mdot, fd_Mdot, scale), 1e-6)
+        record("Mdot - 2C skew-symmetric", _rel(Mdot - 2 * C, -(Mdot - 2 * C).T, scale))
+        rnea = dyn.inverse_dynamics(q, qd, 0 * qd)
+        with_g = max(scale, _norm(g))  # the round-off of RNEA's gravity terms
+        record("C qd = RNEA(q, qd, 0) - g", _rel(C @ qd, rnea - g, with_g))
         tau = dyn.inverse_dynamics(q, qd, qdd)
-        record("tau = M qdd + C qd + g (RNEA)", _rel(tau, M @ qdd + C @ qd + g))
-        record("C_ij = sum_k Gamma_ijk qd_k", _rel(C, Gamma @ qd))
+        record("tau = M qdd + C qd + g (RNEA)", _rel(tau, M @ qdd + C @ qd + g, with_g))
+        record("C_ij = sum_k Gamma_ijk qd_k", _rel(C, Gamma @ qd, scale))
         record("Gamma_ijk + Gamma_jik = dM_ij along e_k (finite differences)",
-               _rel(Gamma + Gamma.transpose(1, 0, 2), dM), 1e-6)  # fmt: skip
+               _rel(Gamma + Gamma.transpose(1, 0, 2), dM, scale), 1e-6)  # fmt: skip
         if coordinates:
             # Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)
             christoffel_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
-            record("Gamma_ijk = Gamma_ikj", _rel(Gamma, Gamma.transpose(0, 2, 1)))
+            record("Gamma_ijk = Gamma_ikj", _rel(Gamma, Gamma.transpose(0, 2, 1), scale))
             record("Gamma = Christoffel(dM/dq) (finite differences)",
-                   _rel(Gamma, christoffel_fd), 1e-6)  # fmt: skip
-        vectors = max(_rel(Cqd, C @ qd), _rel(CTqd, C.T @ qd), _rel(p, M @ qd))
+                   _rel(Gamma, christoffel_fd, scale), 1e-6)  # fmt: skip
+        vectors = _worst(
+            _rel(Cqd, C @ qd, scale), _rel(CTqd, C.T @ qd, scale), _rel(p, M @ qd, scale)
+        )
         record("coriolis_vectors = (C qd, C^T qd, M qd)", vectors)
     return [(name, worst[name], tol[name]) for name in worst]
 

@@ -107,3 +107,54 @@ def test_next_to_a_dead_point_the_joints_are_placed_not_only_the_residual():
             dyn.close_loops([star - 1e-11], guess=guess)
         with pytest.raises(ValueError, match=r"singular configuration: .*\(crank, coupler; "):
             dyn.coriolis([star - 1e-11], [1.0])
+
+
+def test_rates_beyond_the_bound_in_the_tree_name_the_joint_not_an_internal_error():
+    """qd within ±1e50 whose tree velocity A(q) qd is not (the coupler turns 2.46 times as fast
+    as the rocker at 0.8): a ValueError naming the joint, from every method; half as fast, an
+    answer."""
+    dyn = Dynamics.from_urdf(FOUR_BAR, independent_joints=["rocker"])
+    A, _ = dyn.velocity_map([0.8])
+    coupler = dyn.tree_joint_names.index("coupler")
+    assert 2.4 < abs(A[coupler, 0]) < 2.5 and np.abs(A).max() == abs(A[coupler, 0])
+    fast, slow = 5e49, 1e49  # |A qd| = 1.2e50 and 2.5e49 (Slotine-Li: Adot qd_ref 6.7e49)
+    named = r"moves tree joint 'coupler' at -1.2\de\+50, beyond ±1e\+50"
+    calls = {
+        "coriolis": lambda v: dyn.coriolis([0.8], [v]),
+        "coriolis_vectors": lambda v: dyn.coriolis_vectors([0.8], [v]),
+        "coriolis_times": lambda v: dyn.coriolis_times([0.8], [1.0], [v]),
+        "slotine_li": lambda v: dyn.slotine_li([0.8], [1.0], [v], [0.0]),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=named):
+            call(fast)
+    for name in ("coriolis_vectors", "coriolis_times", "slotine_li"):
+        assert all(np.all(np.isfinite(x)) for x in np.atleast_1d(calls[name](slow))), name
+    M, Mdot, C = dyn.coriolis([0.8], [1e-3])  # finite at a small rate, and after the refusal
+    assert np.all(np.isfinite(C))
+    with pytest.raises(ValueError, match=r"A\(q\) qdd \+ Adot qd \(from qd and qdd\) moves"):
+        dyn.inverse_dynamics([0.8], [1e49], [0.0])  # Adot qd ~ 1e98 though qdd = 0
+
+
+def test_outputs_that_share_memory_are_refused():
+    dyn = Dynamics.from_urdf(FOUR_BAR)
+    x = np.empty(1)
+    with pytest.raises(ValueError, match="out arrays must not share memory"):
+        dyn.coriolis_vectors([0.5], [1.0], out=(x, np.empty(1), x))
+    apart = np.empty(3)
+    out = (apart[0:1], apart[1:2], apart[2:3])
+    dyn.coriolis_vectors([0.5], [1.0], out=out)
+    assert_ref = dyn.coriolis([0.5], [1.0])
+    assert abs(out[2][0] - assert_ref[0][0, 0]) < 1e-15  # M qd with qd = 1
+
+
+def test_a_clone_keeps_the_assembly_branch():
+    """The four-bar closes in two ways at crank 0.3; a clone continues on the one its
+    original was put on, checked on the loop equation with the coupler's sign."""
+    dyn = Dynamics.from_urdf(FOUR_BAR)
+    default = dyn.full_position([0.3])
+    other = dyn.close_loops([0.3], guess=[0.3, 1.2, -2.3])
+    assert loop_gap(other) < 1e-13 and abs(other[1] - default[1]) > 0.5  # two assemblies
+    twin = dyn.clone()
+    assert np.abs(twin.full_position([0.3]) - other).max() < 1e-15
+    assert np.array_equal(twin.coriolis([0.3], [1.0])[0], dyn.coriolis([0.3], [1.0])[0])
