@@ -72,6 +72,31 @@ class _UsageError(Exception):
     pass
 
 
+def _model_arguments(parser) -> None:
+    """The options that change the model: rotors from a datasheet, the rotor model, a closed
+    chain's coordinates (compute, check and bag)."""
+    parser.add_argument(
+        "--rotors",
+        metavar="FILE",
+        help="YAML of geared rotors by joint: {joint: {gear_ratio, inertia: [ixx, iyy, izz, "
+        "ixy, ixz, iyz], mass}} (docs/rotors.md)",
+    )
+    parser.add_argument(
+        "--rotor-model",
+        choices=("exact", "armature"),
+        default="exact",
+        help="geared rotors as bodies of the tree (exact, default) or as N^2 I_axis added to "
+        "M's diagonal, without their gyroscopic terms (armature; docs/rotors.md)",
+    )
+    parser.add_argument(
+        "--independent-joints",
+        nargs="+",
+        metavar="JOINT",
+        help="closed loops: the tree joints that are the coordinates (docs/loops.md; default: "
+        "the joints' independent attributes, else the joints of each loop nearest the root)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coriolis-ros",
@@ -104,26 +129,7 @@ def _parser() -> argparse.ArgumentParser:
         help="refuse to compute the Christoffel symbols (8 n^3 bytes; check needs several "
         "such arrays) beyond this size (default 1 GiB)",
     )
-    common.add_argument(
-        "--rotors",
-        metavar="FILE",
-        help="YAML of geared rotors by joint: {joint: {gear_ratio, inertia: [ixx, iyy, izz, "
-        "ixy, ixz, iyz], mass}} (docs/rotors.md)",
-    )
-    common.add_argument(
-        "--rotor-model",
-        choices=("exact", "armature"),
-        default="exact",
-        help="geared rotors as bodies of the tree (exact, default) or as N^2 I_axis added to "
-        "M's diagonal, without their gyroscopic terms (armature; docs/rotors.md)",
-    )
-    common.add_argument(
-        "--independent-joints",
-        nargs="+",
-        metavar="JOINT",
-        help="closed loops: the tree joints that are the coordinates (docs/loops.md; default: "
-        "the joints' independent attributes, else the joints of each loop nearest the root)",
-    )
+    _model_arguments(common)
 
     compute = sub.add_parser("compute", parents=[common], help="every term at one state")
     compute.add_argument(
@@ -168,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
         help="output format (default: npz, or what -o's suffix says); parquet needs pyarrow",
     )
     bag.add_argument("--urdf", help="URDF file (default: the bag's /robot_description)")
+    _model_arguments(bag)
     bag.add_argument(
         "--gravity", type=float, nargs=3, default=(0.0, 0.0, -9.81), metavar=("GX", "GY", "GZ")
     )

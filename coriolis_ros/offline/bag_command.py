@@ -53,6 +53,16 @@ def run(args) -> int:
             urdf = Path(args.urdf).read_text(encoding="utf-8")
         except OSError as exc:
             return usage(f"cannot read --urdf: {exc}")
+    model_options = dict(rotor_model=args.rotor_model)
+    if args.independent_joints:
+        model_options["independent_joints"] = list(args.independent_joints)
+    if args.rotors:
+        from coriolis_ros.dynamics.couplings import load_rotors
+
+        try:
+            model_options["rotors"] = load_rotors(args.rotors)
+        except ValueError as exc:
+            return usage(str(exc))
     try:
         import rosbags  # noqa: F401
     except ImportError:
@@ -87,6 +97,7 @@ def run(args) -> int:
         odometry_topic=args.odometry_topic,
         base_state_timeout=args.base_state_timeout,
         task=task,
+        model_options=model_options,
     )
     progress = offline.Progress(len(args.bags), enabled=False if args.no_progress else None)
     try:

@@ -43,6 +43,7 @@ def read_recording(
     observer: tuple | None = (50.0, 0.1),
     strict: bool = False,
     model_check=None,
+    model_options: dict | None = None,
 ):
     """(Dynamics, Recording) of one bag (a rosbag2 directory, or a .db3 / .mcap file).
 
@@ -59,7 +60,9 @@ def read_recording(
     Raises :class:`BagError` naming the file for an unreadable, truncated or damaged bag, a bag
     without joint states, without a description (and no ``urdf``) or, for a floating or planar
     base, without odometry, a URDF the library rejects, and a bag that yields no row (naming
-    the joints it lacks).
+    the joints it lacks).  ``model_options``: more keyword arguments of
+    :meth:`~coriolis_ros.dynamics.Dynamics.from_urdf` (rotors, rotor_model,
+    independent_joints), as the node's rotors_file and rotor_model give them.
     """
     if root_joint not in ("fixed", "floating", "planar"):
         raise ValueError(f"root_joint must be fixed, floating or planar, got {root_joint!r}")
@@ -71,6 +74,7 @@ def read_recording(
         progress=progress, root_joint=root_joint, odometry_topic=odometry_topic,
         timeout=base_state_timeout, mimic=mimic, mimic_tolerance=mimic_tolerance,
         observer=observer, strict=strict, model_check=model_check,
+        model_options=dict(model_options or {}),
     )  # fmt: skip
     try:
         return _read(path, urdf, **options)
@@ -84,7 +88,7 @@ def read_recording(
 
 def _read(path, urdf, *, topic, description_topic, gravity, progress, root_joint,
           odometry_topic, timeout, mimic, mimic_tolerance, observer, strict,
-          model_check):  # fmt: skip
+          model_check, model_options):  # fmt: skip
     store = typestore()
     reader = open_reader(path)
     try:
@@ -96,7 +100,14 @@ def _read(path, urdf, *, topic, description_topic, gravity, progress, root_joint
         else:
             text, notes = recorded_urdf(reader, store, path, description_topic)
             source = description_topic
-        dyn = Dynamics.from_urdf(text, gravity=gravity, mimic=mimic, root_joint=root_joint)
+        try:
+            dyn = Dynamics.from_urdf(
+                text, gravity=gravity, mimic=mimic, root_joint=root_joint, **model_options
+            )
+        except URDFError:
+            raise
+        except ValueError as exc:  # the model options: an unknown joint for a rotor, ...
+            raise BagError(f"{path}: unusable model: {exc}") from None
         _check_single_dof(dyn)
         if model_check is not None:
             model_check(dyn)

@@ -135,3 +135,47 @@ def test_node_with_rotors_file_publishes_the_geared_dynamics(ros_domain_env, tmp
                 assert close(got, want, rtol=1e-12), key
         finally:
             node.stop()
+
+
+def test_bag_with_rotors_gives_the_library_numbers(rotors_file, tmp_path):
+    """A bag of arm7's joint states with --rotors: every row is the library's with the same
+    datasheet rotors (bit for bit); without --rotors the rows are the bare arm's, different."""
+    from support.bag_helpers import trajectory, trajectory_bag
+
+    from coriolis_ros.cli import main
+
+    urdf = robot_path("arm7").read_text()
+    geared = Dynamics.from_urdf(urdf, rotors=ROTORS)
+    bare = Dynamics.from_urdf(urdf)
+    stamps, Q, V = trajectory(geared.nv, 20, seed=3)
+    bag = trajectory_bag(tmp_path / "rec", "sqlite3", list(geared.joint_names), stamps, Q, V, urdf)
+    for extra, dyn in ((["--rotors", str(rotors_file)], geared), ([], bare)):
+        out = tmp_path / f"out{len(extra)}.npz"
+        assert main(["bag", str(bag), "-o", str(out), "--no-progress", *extra]) == 0
+        data = np.load(out)
+        for t in (0, 19):
+            M, _, C = dyn.coriolis(Q[t], V[t])
+            assert np.array_equal(data["mass_matrix"][t], M) and np.array_equal(
+                data["coriolis_matrix"][t], C
+            )
+    M_geared, M_bare = geared.mass_matrix(Q[0]), bare.mass_matrix(Q[0])
+    assert M_geared[0, 0] - M_bare[0, 0] > 100.0**2 * 6.0e-5 * 0.99  # N^2 I_zz on joint1
+
+
+def test_bag_refuses_rotors_for_an_unknown_joint_naming_it(tmp_path, capsys):
+    from support.bag_helpers import trajectory, trajectory_bag
+
+    from coriolis_ros.cli import main
+
+    urdf = robot_path("arm7").read_text()
+    dyn = Dynamics.from_urdf(urdf)
+    stamps, Q, V = trajectory(dyn.nv, 5, seed=3)
+    bag = trajectory_bag(tmp_path / "rec", "sqlite3", list(dyn.joint_names), stamps, Q, V, urdf)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("elbow: {gear_ratio: 50, inertia: [1e-5, 1e-5, 2e-5, 0, 0, 0]}\n")
+    assert main(["bag", str(bag), "-o", str(tmp_path / "o.npz"), "--rotors", str(bad),
+                 "--no-progress"]) == 1  # fmt: skip
+    assert "unusable model: rotors: unknown joint 'elbow'" in capsys.readouterr().err
+    missing = tmp_path / "none.yaml"
+    assert main(["bag", str(bag), "--rotors", str(missing), "--no-progress"]) == 2
+    assert "rotors file" in capsys.readouterr().err
