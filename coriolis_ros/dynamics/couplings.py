@@ -111,6 +111,8 @@ def read_couplings(root) -> list[Coupling]:
 
 
 def _number(joint: str, key: str, value) -> float:
+    if isinstance(value, (bool, str, bytes)):  # float() would take True and "9"
+        raise ValueError(f"rotors: joint '{joint}': {key} must be a number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):

@@ -42,7 +42,10 @@ _F64 = np.dtype(np.float64)
 
 
 def as_vector(x, size: int, name: str) -> np.ndarray:
-    """x as a new float64 vector of ``size`` entries; ValueError naming ``name`` otherwise."""
+    """x as a new float64 vector of ``size`` entries; ValueError naming ``name`` otherwise
+    (complex entries too: float64 would drop their imaginary parts)."""
+    if np.iscomplexobj(x):
+        raise ValueError(f"{name} must be real numbers, got complex")
     try:
         arr = np.array(x, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:

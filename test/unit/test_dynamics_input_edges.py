@@ -66,3 +66,13 @@ def test_largest_accepted_values_give_finite_results():
     big = np.array([1e50, -1e50])
     for result in (*dyn.coriolis(big, big), *dyn.coriolis_vectors(big, big), dyn.christoffel(big)):
         assert np.all(np.isfinite(result))
+
+
+@pytest.mark.parametrize("q", [[0.1 + 0.2j, 0.0], np.array([0.1, 0.2], dtype=complex)])
+def test_complex_values_are_refused_not_cut_to_their_real_part(q):
+    dyn = Dynamics.from_urdf(PLAIN)
+    with pytest.raises(ValueError, match="q must be real numbers, got complex"):
+        dyn.mass_matrix(q)
+    with pytest.raises(ValueError, match="qd must be real numbers, got complex"):
+        dyn.coriolis([0.1, 0.2], q)
+    assert np.all(np.isfinite(dyn.mass_matrix(np.real(np.asarray(q)))))
