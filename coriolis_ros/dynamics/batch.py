@@ -214,6 +214,8 @@ def rows(x, name: str, width: int) -> np.ndarray:
     ):
         arr = x
     else:
+        if np.iscomplexobj(x):
+            raise ValueError(f"{name} must be real numbers, got complex")
         try:
             arr = np.array(x, dtype=np.float64, order="C", copy=True)
         except (TypeError, ValueError) as exc:

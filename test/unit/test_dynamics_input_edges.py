@@ -75,4 +75,6 @@ def test_complex_values_are_refused_not_cut_to_their_real_part(q):
         dyn.mass_matrix(q)
     with pytest.raises(ValueError, match="qd must be real numbers, got complex"):
         dyn.coriolis([0.1, 0.2], q)
+    with pytest.raises(ValueError, match="Q must be real numbers, got complex"):
+        dyn.gravity_batch(np.asarray([q, q]))
     assert np.all(np.isfinite(dyn.mass_matrix(np.real(np.asarray(q)))))
