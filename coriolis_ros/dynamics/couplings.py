@@ -111,7 +111,8 @@ def read_couplings(root) -> list[Coupling]:
 
 
 def _number(joint: str, key: str, value) -> float:
-    if isinstance(value, (bool, str, bytes)):  # float() would take True and "9"
+    if isinstance(value, bool):  # float() would take True as 1 (a string is parsed: YAML 1.1
+        # reads 1e-6, without a decimal point, as the string '1e-6')
         raise ValueError(f"rotors: joint '{joint}': {key} must be a number, got {value!r}")
     try:
         x = float(value)

@@ -119,6 +119,16 @@ class MomentumObserver:
         """Forget the history: the next update sets p(0) anew and returns r = 0."""
         self._t = None
 
+    def close_loops(self, q, dependent) -> None:
+        """A closed chain: close the loops of the observer's own model at ``q`` by Newton from
+        the dependent joints' positions ``dependent`` (in the order of
+        :attr:`Dynamics.dependent_joints`; :meth:`Dynamics.close_loops`); later updates continue
+        from there.  For a jump its continuation refuses, with the joints measured at q."""
+        closure = self._dyn.closed.closure
+        guess = closure.last.copy()
+        guess[closure.dependent_q] = dependent
+        self._dyn.close_loops(q, guess)
+
     def update(self, t, q, qd, tau) -> np.ndarray:
         """Integrate up to stamp ``t`` (seconds) with the joint state and applied torque there;
         returns the residual r, the estimate of the external joint torque."""

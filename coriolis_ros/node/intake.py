@@ -20,7 +20,13 @@ from coriolis_ros.stream.joint_state_buffer import (
     stamp_problem,
 )
 
-from .observer_feed import PAUSED, PAUSED_BASE, RESET_BACKWARDS, RESET_GAP
+from .observer_feed import (
+    PAUSED,
+    PAUSED_BASE,
+    RESET_BACKWARDS,
+    RESET_GAP,
+    RESET_JUMP,
+)
 
 
 class Intake:
@@ -118,17 +124,18 @@ class Intake:
             return ()
         feed = model.feed
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        received = model.loop_check.current() if model.loop_check is not None else None
         try:
             event = feed.update_measured(
-                stamp_ns, model.base, buffer.position, buffer.velocity, buffer.effort
+                stamp_ns, model.base, buffer.position, buffer.velocity, buffer.effort, received
             )
-        except ValueError as exc:  # the buffer has checked q and qd: not expected
+        except ValueError as exc:  # a jump of a closed chain without its dependent joints
             return ("failed", str(exc))
         if event == PAUSED:
             return (PAUSED, feed.missing_names(buffer.effort))
         if event == PAUSED_BASE:
             return (PAUSED_BASE, feed.base_wait)
-        if event in (RESET_GAP, RESET_BACKWARDS):
+        if event in (RESET_GAP, RESET_BACKWARDS, RESET_JUMP):
             return (event, feed.last_gap)
         return ()
 
@@ -154,8 +161,13 @@ class Intake:
                 f"momentum observer reset: joint state stamp went back by {-detail:.4g} s; its "
                 "estimate restarts from zero"
             )
+        elif event == RESET_JUMP:
+            text = (
+                "momentum observer reset: the closed chain jumped beyond continuation (closed "
+                "again from the dependent joints received); its estimate restarts from zero"
+            )
         else:
-            text = f"momentum observer update failed: {detail}"
+            text = f"momentum observer update failed: {detail}; no estimate until it runs again"
         self.reporter.warn(key, text, now)
 
     def _report_stamp(self, problem: str, stamp, now: float) -> None:

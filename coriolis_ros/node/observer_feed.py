@@ -8,6 +8,7 @@ from coriolis_ros.stream.observer_feed import (  # noqa: F401
     PAUSED_BASE,
     RESET_BACKWARDS,
     RESET_GAP,
+    RESET_JUMP,
     ObserverFeed,
     observer_gains,
 )

@@ -13,7 +13,7 @@ import threading
 from coriolis_ros.stream.joint_state_buffer import FUTURE_STAMP, ZERO_STAMP
 
 from . import diagnostics
-from .observer_feed import PAUSED, RESET_BACKWARDS, RESET_GAP
+from .observer_feed import PAUSED, RESET_BACKWARDS, RESET_GAP, RESET_JUMP
 from .stats import Counters, StageTimes, WindowStats
 
 
@@ -120,11 +120,15 @@ def _observer_values(feed) -> list:
         ("observer_running", 1.0 if feed is not None else 0.0),
         (
             "observer_integrated_total",
-            counts["ok"] + counts[RESET_GAP] + counts[RESET_BACKWARDS] if counts else math.nan,
+            counts["ok"] + counts[RESET_GAP] + counts[RESET_BACKWARDS] + counts[RESET_JUMP]
+            if counts
+            else math.nan,
         ),
         ("observer_paused_total", counts.get(PAUSED, math.nan)),
         (
             "observer_resets_total",
-            counts[RESET_GAP] + counts[RESET_BACKWARDS] if counts else math.nan,
+            counts[RESET_GAP] + counts[RESET_BACKWARDS] + counts[RESET_JUMP]
+            if counts
+            else math.nan,
         ),
     ]

@@ -61,10 +61,7 @@ class Ticker:
             if model.mimic_check is not None and buffer.extra_pending:
                 mimic_off = model.mimic_check.check()
                 buffer.extra_pending = False
-            loop_seen = model.loop_check is not None and buffer.extra_pending
-            if loop_seen:  # compared with the closure once it is computed, below
-                model.loop_check.snapshot()
-                buffer.extra_pending = False
+            extras = model.loop_check is not None and buffer.extra_pending  # take() clears it
             take = None
             if buffer.pending:
                 take = buffer.take(model.q_joints, model.qd_joints)
@@ -86,6 +83,12 @@ class Ticker:
                     state.counters.withheld += take.pending
                 else:
                     state.counters.skipped += take.pending - 1
+            # Dependent joints received are compared with the closure of the next state
+            # computed (this one's, below): not consumed by a message that brings no state.
+            loop_seen = extras and take is not None and not (take.missing or base_wait)
+            if loop_seen:
+                model.loop_check.snapshot()
+            buffer.extra_pending = extras and not loop_seen
             flags_version = state.flags_version
             residual_due = state.residual_due
         if stale:

@@ -48,6 +48,13 @@ class LoopCheck:
         self.buffer.extra_position.take(self._index, out=self._seen)
         self.buffer.extra_has_position.take(self._index, out=self._has)
 
+    def current(self) -> np.ndarray | None:
+        """The buffer's latest values in the order of ``dependent`` if every dependent joint
+        has one, else None (the snapshot is left alone; call under the buffer's lock)."""
+        if not self.buffer.extra_has_position.take(self._index).all():
+            return None
+        return self.buffer.extra_position.take(self._index)
+
     def received(self) -> np.ndarray | None:
         """The snapshot's values in the order of ``dependent`` if every dependent joint was
         received, else None."""

@@ -14,7 +14,11 @@ with what a stream of JointState messages needs:
 * a **stamp gap** longer than ``max_gap`` seconds, or a stamp going **backwards** (a replayed
   bag, a restarted simulation), **resets** it: the estimate restarts from r = 0 at that state;
 * a **repeated stamp** (partial messages of several publishers with the same stamp) is not
-  integrated again (no time has passed) and changes nothing.
+  integrated again (no time has passed) and changes nothing;
+* a closed chain's **jump** that continuation refuses (beyond its budget) fails the update
+  and resets the observer (no estimate until it runs again); with the dependent joints
+  received at that state, the loops are closed from them, as the node's tick does, and the
+  observer restarts from r = 0 there: momentum cannot be integrated across a jump.
 
 On a floating or planar base the observer runs on the whole model: :meth:`ObserverFeed.
 update_measured` puts the base state from odometry (paired by stamp, as for the output) before
@@ -43,6 +47,8 @@ PAUSED_BASE = "paused_base"  # floating/planar base without odometry for this st
 DUPLICATE = "duplicate"  # same stamp as the last state integrated: nothing to do
 RESET_GAP = "reset_gap"  # gap > max_gap: restarted from this state (feed.last_gap)
 RESET_BACKWARDS = "reset_backwards"  # stamp older than the last one: restarted (feed.last_gap < 0)
+# a closed chain's jump, closed from the dependent joints received: restarted from this state
+RESET_JUMP = "reset_jump"
 
 
 def observer_gains(value, n: int) -> np.ndarray:
@@ -82,6 +88,7 @@ class ObserverFeed:
         self.gain = observer_gains(gain, n)
         self.set_max_gap(max_gap)
         self._observer = MomentumObserver(dyn, self.gain)
+        self._closed = dyn.closed is not None
         self.estimate = np.zeros(n)
         self._abs = np.zeros(n)
         self._usable = np.zeros(n, dtype=bool)
@@ -90,8 +97,9 @@ class ObserverFeed:
         self._last_ns: int | None = None
         self.last_gap = 0.0
         self.counts = {
-            OK: 0, PAUSED: 0, PAUSED_BASE: 0, DUPLICATE: 0, RESET_GAP: 0, RESET_BACKWARDS: 0
-        }
+            OK: 0, PAUSED: 0, PAUSED_BASE: 0, DUPLICATE: 0, RESET_GAP: 0, RESET_BACKWARDS: 0,
+            RESET_JUMP: 0,
+        }  # fmt: skip
         # Load the kernels now (never on the update path): one update at rest, then forget it.
         z = np.zeros(n)
         self._observer.update(0.0, dyn.neutral(), z, z)
@@ -117,12 +125,13 @@ class ObserverFeed:
         """The joints whose effort is missing (NaN), infinite or beyond ±1e50."""
         return [name for name, x in zip(self.joint_names, effort) if not abs(x) <= MAX_ABS]
 
-    def update_measured(self, stamp_ns: int, base, position, velocity, effort) -> str:
+    def update_measured(self, stamp_ns: int, base, position, velocity, effort,
+                        received=None) -> str:  # fmt: skip
         """:meth:`update` from the joints' state (the measured joints, model order) and, on a
         floating or planar base, `base` (a BaseStateBuffer) for the base's coordinates:
         PAUSED_BASE (``base_wait`` says why) when it has no odometry for this stamp."""
         if base is None:
-            return self.update(stamp_ns, position, velocity, effort)
+            return self.update(stamp_ns, position, velocity, effort, received)
         wait = base.fill(self._q, self._qd, stamp_ns)
         if wait:
             self.valid = False
@@ -132,14 +141,17 @@ class ObserverFeed:
         self._q[self._nqb :] = position
         self._qd[self._nvb :] = velocity
         self._effort[self._nvb :] = effort
-        return self.update(stamp_ns, self._q, self._qd, self._effort)
+        return self.update(stamp_ns, self._q, self._qd, self._effort, received)
 
-    def update(self, stamp_ns: int, q, qd, effort) -> str:
+    def update(self, stamp_ns: int, q, qd, effort, received=None) -> str:
         """Integrate one joint state (stamp in ns; q, qd, effort: float64 arrays in model
         order, effort NaN where missing); returns the event (OK, PAUSED, DUPLICATE, RESET_GAP,
-        RESET_BACKWARDS).  ValueError for q or qd the library rejects (non-finite, beyond
-        ±1e50; the node has checked them): nothing is integrated (a reset due at this state
-        has been done)."""
+        RESET_BACKWARDS).  ValueError for a state the library rejects (q or qd non-finite or
+        beyond ±1e50, which the node has checked; a closed chain's loops that do not close
+        from the last state): then the observer is reset (no estimate is valid until it
+        starts again) and nothing is integrated.  ``received``: a closed chain's dependent
+        joints measured at this state (LoopCheck.current), from which the loops are closed
+        when closing them from the last state is refused (a jump), as the node's tick does."""
         np.abs(effort, out=self._abs)
         np.less_equal(self._abs, MAX_ABS, out=self._usable)  # NaN compares False
         if not self._usable.all():
@@ -159,7 +171,20 @@ class ObserverFeed:
                 self.reset()
         if self._origin_ns is None:
             self._origin_ns = stamp_ns
-        r = self._observer.update((stamp_ns - self._origin_ns) * 1e-9, q, qd, effort)
+        t = (stamp_ns - self._origin_ns) * 1e-9
+        try:
+            try:
+                r = self._observer.update(t, q, qd, effort)
+            except ValueError:
+                if received is None or not self._closed:
+                    raise
+                self._observer.close_loops(q, received)
+                self.reset()
+                self._origin_ns, event, t = stamp_ns, RESET_JUMP, 0.0
+                r = self._observer.update(t, q, qd, effort)
+        except ValueError:
+            self.reset()  # the last estimate is not this state's: publish none
+            raise
         self.estimate[:] = r
         self._last_ns = stamp_ns
         self.valid = True

@@ -403,7 +403,7 @@ GOOD = {"gear_ratio": 9.0, "inertia": [1e-4, 1e-4, 2e-4, 0, 0, 0], "mass": 0.1}
         ({"jb": {**GOOD, "gear_ratio": -1.000001e6}}, "between 1e-06 and 1e+06 in magnitude"),
         ({"jb": {**GOOD, "gear_ratio": float("nan")}}, "gear_ratio must be finite"),
         ({"jb": {**GOOD, "gear_ratio": "x"}}, "gear_ratio must be a number"),
-        ({"jb": {**GOOD, "gear_ratio": "9"}}, "gear_ratio must be a number, got '9'"),
+        ({"jb": {**GOOD, "gear_ratio": "nine"}}, "gear_ratio must be a number, got 'nine'"),
         ({"jb": {**GOOD, "gear_ratio": True}}, "gear_ratio must be a number, got True"),
         ({"jb": {**GOOD, "mass": False}}, "mass must be a number, got False"),
         ({"jb": {**GOOD, "inertia": [1, 1, True, 0, 0, 0]}}, "inertia must be a number"),

@@ -168,3 +168,54 @@ def test_after_a_refused_jump_the_received_dependent_joints_start_newton():
     text = mirror.log.text()
     assert len(mirror.published) == 1
     assert "moved by 300" in text and "from the dependent joints received:" in text
+
+
+def _revolute_crank():
+    return URDF.replace('<joint name="crank" type="continuous">',
+                        '<joint name="crank" type="revolute">'
+                        '<limit lower="-1e4" upper="1e4" effort="10" velocity="10"/>')  # fmt: skip
+
+
+def test_dependent_joints_in_a_message_of_their_own_are_checked_at_the_next_state():
+    """A driver that sends the linkage's joints apart from the crank: 0.3 rad off the closure,
+    they are reported once the crank's state is computed; on the closure, not."""
+    names = ["coupler", "rocker"]
+    for offset, reported in ((0.3, True), (0.0, False)):
+        core = Core(URDF, mimic_tolerance=1e-3, warning_period=0.0)
+        dyn, q_tree = _closed(0.3)
+        core.joint_state(names, q_tree[1:] + offset)  # no state: nothing computed
+        assert core.published == []
+        assert core.joint_state(["crank"], [0.3], [1.0])
+        assert len(core.published) == 1
+        assert ("off the closure" in core.log.text()) == reported
+
+
+def test_the_observer_publishes_no_old_estimate_after_a_jump_and_follows_it():
+    """A revolute crank at rest under an external torque of 0.7 N m (effort = g - 0.7), then
+    reported 300 rad away with its linkage (the tick closes the loops from them), at rest with
+    effort = g: the estimate there is 0, never the old 0.7. Reference: at rest the observer's
+    residual is tau_ext = g - effort."""
+    urdf = _revolute_crank()
+    names = ["crank", "coupler", "rocker"]
+    dyn = Dynamics.from_urdf(URDF)
+    core = Core(urdf, observer_enabled=True, observer_gain=50.0, observer_max_gap=0.1,
+                warning_period=0.0)  # fmt: skip
+    t0 = 1_700_000_000 * 10**9
+    q_tree = dyn.close_loops([0.3], guess=[0.3, 0.0, 0.5])
+    g = dyn.gravity([0.3])[0]
+    for k in range(300):
+        core.joint_state(names, q_tree, [0.0] * 3, [g - 0.7, 0.0, 0.0], stamp_ns=t0 + k * 2_000_000)
+    assert abs(core.published[-1][1]["external_effort"][0] - 0.7) < 1e-6
+    far = 300.3
+    angle = float(np.arctan2(np.sin(far), np.cos(far)))
+    at_far = dyn.close_loops([angle], guess=[angle, 0.0, 0.5])
+    g_far = dyn.gravity([angle])[0]
+    received = [far, at_far[1], at_far[2]]
+    for k in range(300, 400):
+        core.joint_state(names, received, [0.0] * 3, [g_far, 0.0, 0.0], stamp_ns=t0 + k * 2_000_000)
+        estimate = core.published[-1][1].get("external_effort")
+        assert estimate is None or abs(estimate[0]) < 1e-9, (k, estimate)
+    assert abs(core.published[-1][1]["external_effort"][0]) < 1e-9  # it follows the jump
+    text = core.log.text()
+    assert "momentum observer update failed" not in text
+    assert "momentum observer reset: the closed chain jumped" in text
