@@ -16,7 +16,7 @@ from coriolis_ros.dynamics.xacro_files import expand_xacro, is_xacro_path
 from coriolis_ros.stream.base_state import BASE_SIZES, BaseStateBuffer
 from coriolis_ros.stream.joint_state_buffer import JointStateBuffer, name_list
 from coriolis_ros.stream.loop_check import LoopCheck
-from coriolis_ros.stream.mimic_check import MimicCheck
+from coriolis_ros.stream.mimic_check import MimicCheck, continuous_joints
 
 from .tick import TickOutputs
 
@@ -126,10 +126,12 @@ class RobotModel:
         extra = tuple(self.mimic) + self.dependent
         self.buffer = JointStateBuffer(self.measured_names, extra_names=extra)
         self.mimic_check = (
-            MimicCheck(self.buffer, self.mimic, mimic_tolerance) if self.mimic else None
+            MimicCheck(self.buffer, self.mimic, mimic_tolerance, continuous_joints(dyn))
+            if self.mimic
+            else None
         )
         self.loop_check = (
-            LoopCheck(self.buffer, self.dependent, mimic_tolerance, _continuous(dyn))
+            LoopCheck(self.buffer, self.dependent, mimic_tolerance, continuous_joints(dyn))
             if self.dependent
             else None
         )
@@ -166,12 +168,3 @@ class RobotModel:
                 f"{name_list(self.dependent)}"
             )
         return text
-
-
-def _continuous(dyn) -> tuple[str, ...]:
-    """The continuous joints of the tree the kernels run on (compared modulo a turn)."""
-    return tuple(
-        name
-        for name, kind in zip(dyn.tree_joint_names, dyn.tree.joint_types, strict=True)
-        if kind == "continuous"
-    )

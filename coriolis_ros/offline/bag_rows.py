@@ -42,7 +42,7 @@ from coriolis_ros.stream.joint_state_buffer import (
     name_list,
     stamp_problem,
 )
-from coriolis_ros.stream.mimic_check import MimicCheck
+from coriolis_ros.stream.mimic_check import MimicCheck, continuous_joints
 from coriolis_ros.stream.observer_feed import ObserverFeed
 
 from .bag_storage import BagError
@@ -91,7 +91,11 @@ class RowStream:
         coupled = dict(dyn.coupled_joints) if dyn.closed is None else {}
         extra = tuple(coupled) + tuple(dyn.dependent_joints)
         self.buffer = JointStateBuffer(self.measured, extra_names=extra)
-        self.mimic_check = MimicCheck(self.buffer, coupled, mimic_tolerance) if coupled else None
+        self.mimic_check = (
+            MimicCheck(self.buffer, coupled, mimic_tolerance, continuous_joints(dyn))
+            if coupled
+            else None
+        )
         self.feed = ObserverFeed(dyn, *observer) if observer is not None else None
         n = len(self.measured)
         self._q, self._qd = np.zeros(self.nqb + n), np.zeros(self.nvb + n)

@@ -5,7 +5,8 @@ its (independent) leader, q_mimic = multiplier * q_leader + offset.  Publishers 
 joint_state_publisher leaves mimic joints out, robot drivers and simulators often publish them.
 Both are fine.  When a mimic joint's value does arrive, :class:`MimicCheck` compares it with
 the value its leader implies and reports the joints that disagree by more than a tolerance,
-so a misconfigured gripper (a broken coupling, a wrong multiplier in the URDF) is visible.
+so a misconfigured gripper (a broken coupling, a wrong multiplier in the URDF) is visible; a
+continuous follower (a geared rotor's encoder) is compared modulo a turn.
 The check runs on the buffer's latest values in preallocated arrays: no allocation unless a
 disagreement is found.
 
@@ -26,10 +27,12 @@ from .joint_state_buffer import JointStateBuffer
 class MimicCheck:
     """Compare a buffer's tracked mimic values with m * q_leader + o."""
 
-    def __init__(self, buffer: JointStateBuffer, mimic: dict, tolerance: float):
+    def __init__(self, buffer: JointStateBuffer, mimic: dict, tolerance: float, periodic=()):
         """``mimic``: name -> (leader, multiplier, offset), the leader an independent joint of
         the buffer; the buffer tracks the mimic names as its ``extra_names``, in any order, and
-        is told to bound them (:meth:`JointStateBuffer.bound_followers`)."""
+        is told to bound them (:meth:`JointStateBuffer.bound_followers`).  ``periodic``: the
+        followers that are continuous joints, compared modulo a turn (a geared rotor turns
+        N times per turn of its link; its encoder may give the angle in [-pi, pi))."""
         self.buffer = buffer
         self.tolerance = float(tolerance)
         order = buffer.extra_names
@@ -42,6 +45,9 @@ class MimicCheck:
         self.offset = np.array([float(mimic[name][2]) for name in order])
         self._expected = np.empty(len(order))
         self._bad = np.empty(len(order), dtype=bool)
+        self._periodic = np.array([name in set(periodic) for name in order], dtype=bool)
+        self._any_periodic = bool(self._periodic.any())
+        self._turn = np.empty(len(order))
         buffer.bound_followers(mimic)
 
     def check(self) -> list[tuple[str, float, float]]:
@@ -52,6 +58,12 @@ class MimicCheck:
         expected *= self.multiplier
         expected += self.offset
         np.subtract(buf.extra_position, expected, out=expected)  # now the differences
+        if self._any_periodic:  # into [-pi, pi) for continuous followers
+            turn = self._turn
+            np.add(expected, np.pi, out=turn)
+            np.remainder(turn, 2.0 * np.pi, out=turn)
+            turn -= np.pi
+            np.copyto(expected, turn, where=self._periodic)
         np.abs(expected, out=expected)
         np.greater(expected, self.tolerance, out=bad)
         bad &= buf.extra_has_position
@@ -63,3 +75,12 @@ class MimicCheck:
             implied = float(self.multiplier[k] * buf.position[self.leader[k]] + self.offset[k])
             out.append((self.names[k], value, implied))
         return out
+
+
+def continuous_joints(dyn) -> tuple[str, ...]:
+    """The continuous joints of the tree a Dynamics' kernels run on (compared modulo a turn)."""
+    return tuple(
+        name
+        for name, kind in zip(dyn.tree_joint_names, dyn.tree.joint_types, strict=True)
+        if kind == "continuous"
+    )

@@ -83,3 +83,22 @@ def test_buffer_must_track_exactly_the_mimic_joints():
     buf = JointStateBuffer(JOINTS, extra_names=["f2"])
     with pytest.raises(ValueError, match="exactly the mimic joints"):
         MimicCheck(buf, MIMIC, 1e-3)
+
+
+def test_a_continuous_follower_is_compared_modulo_a_turn():
+    """A rotor geared 100:1 on 'a' (continuous: its encoder gives [-pi, pi)) and the same on a
+    revolute follower: at a = 1 the rotor is at 100 rad, reported as 100 - 16 * 2 pi."""
+    mimic = {"rotor": ("a", 100.0, 0.0), "stop": ("a", 100.0, 0.0)}
+    buf = JointStateBuffer(JOINTS, extra_names=list(mimic))
+    check = MimicCheck(buf, mimic, 1e-3, periodic=("rotor",))
+    wrapped = 100.0 - 16 * 2 * np.pi
+    assert -np.pi <= wrapped < np.pi
+    names = JOINTS + ["rotor", "stop"]
+    for rotor, stop, off in (
+        (wrapped, 100.0, []),  # the encoder's angle: the rotor agrees, modulo a turn
+        (wrapped + 9e-4, 100.0 - 9e-4, []),  # within the tolerance on both
+        (wrapped + 2e-3, 100.0, ["rotor"]),  # beyond it, modulo a turn too
+        (wrapped, wrapped, ["stop"]),  # a revolute follower is compared as it is
+    ):
+        buf.update(names, d(1.0, 0.0, 0.0, rotor, stop), d(), 0, 5, 0.0)
+        assert [name for name, _, _ in check.check()] == off
