@@ -82,6 +82,7 @@ from .bag_output import (  # noqa: F401 - the module's public names
     write_output,
     write_plots,
 )
+from .bag_closed import closed_terms
 from .bag_read import read_recording
 from .bag_rows import Recording, RowStream  # noqa: F401
 from .bag_task_space import TaskSpec, add_task_space, check_model
@@ -218,6 +219,11 @@ def process_bag(
 def _terms(dyn, rec, fields, progress, bag) -> dict:
     """result_arrays with the terms; rows the model refuses are left out and counted (the
     node's tick fails on such a state and publishes nothing)."""
+    if dyn.closed is not None:  # row after row, as the node's tick (bag_closed)
+        terms, keep = closed_terms(dyn, rec, fields, progress)
+        if not keep.any():
+            raise BagError(f"{bag}: no rows: the model refuses every state ({rec.notes[-1]})")
+        return take_rows(result_arrays(rec, terms), keep)
     try:
         return result_arrays(rec, compute_terms(dyn, rec.position, rec.velocity, fields,
                                                 progress=progress))  # fmt: skip

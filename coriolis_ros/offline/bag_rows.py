@@ -11,7 +11,11 @@ cannot drift apart:
   a message names it without one (an effort belongs to the state it came with);
 * joints that follow a leader (mimic joints with ``mimic="follow"``, geared rotors) and a
   closed chain's dependent joints are tracked, never used; mimic and rotor values are checked
-  against their leader (:class:`~coriolis_ros.stream.mimic_check.MimicCheck`);
+  against their leader (:class:`~coriolis_ros.stream.mimic_check.MimicCheck`), a closed
+  chain's against the closure (:class:`~coriolis_ros.stream.loop_check.LoopCheck`, once the
+  row is computed: :mod:`.bag_closed`), and a row that brought them keeps them as Newton's
+  starting point where the closure from the previous row is refused (a jump), as the node's
+  tick does;
 * the momentum observer is :class:`~coriolis_ros.stream.observer_feed.ObserverFeed`, fed on
   every accepted message as the node feeds it (pauses without efforts, resets after a gap or a
   stamp going back, repeated stamps not integrated again);
@@ -42,6 +46,7 @@ from coriolis_ros.stream.joint_state_buffer import (
     name_list,
     stamp_problem,
 )
+from coriolis_ros.stream.loop_check import LoopCheck
 from coriolis_ros.stream.mimic_check import MimicCheck, continuous_joints
 from coriolis_ros.stream.observer_feed import ObserverFeed
 
@@ -71,6 +76,10 @@ class Recording:
     # The momentum observer's estimate per row (T, n), NaN where it has none; None without
     # efforts in the bag or without an observer.
     external_effort: np.ndarray | None = None
+    # A closed chain: per row, the dependent joints received since the last row (in the order
+    # of Dynamics.dependent_joints) or None, and the check that compares them with the closure.
+    received: list = field(default_factory=list)
+    loop_check: LoopCheck | None = None
 
 
 class RowStream:
@@ -96,11 +105,18 @@ class RowStream:
             if coupled
             else None
         )
+        self.loop_check = (
+            LoopCheck(self.buffer, dyn.dependent_joints, mimic_tolerance, continuous_joints(dyn))
+            if dyn.closed is not None
+            else None
+        )
         self.feed = ObserverFeed(dyn, *observer) if observer is not None else None
         n = len(self.measured)
         self._q, self._qd = np.zeros(self.nqb + n), np.zeros(self.nvb + n)
         self._tau = np.full(self.nvb + n, math.nan)  # a base's efforts stay unknown
-        self.rows: dict[str, list] = {k: [] for k in ("stamp", "log", "q", "qd", "tau", "r")}
+        self.rows: dict[str, list] = {
+            k: [] for k in ("stamp", "log", "q", "qd", "tau", "r", "received")
+        }
         self.any_effort = False
         self.skipped: dict[str, int] = {}
         self.unknown: set[str] = set()
@@ -111,6 +127,7 @@ class RowStream:
         self.normalized = 0
         self.messages = 0
         self.observer_failed = 0
+        self.observer_failure = ""  # the first refusal's reason
         self.no_velocity = 0  # rows with joints that never had a velocity (0 used)
         self.no_velocity_names: set[str] = set()
 
@@ -157,12 +174,15 @@ class RowStream:
             if problem is not None:
                 self.stamps[problem] += 1
             if self.feed is not None and buffer.complete:
+                received = self.loop_check.current() if self.loop_check is not None else None
                 try:
                     self.feed.update_measured(
-                        stamp_ns, self.base, buffer.position, buffer.velocity, buffer.effort
-                    )
-                except ValueError:  # a state the model refuses: reported, as by the node
+                        stamp_ns, self.base, buffer.position, buffer.velocity, buffer.effort,
+                        received,
+                    )  # fmt: skip
+                except ValueError as exc:  # a state the model refuses: reported, as by the node
                     self.observer_failed += 1
+                    self.observer_failure = self.observer_failure or str(exc)
         if self.mimic_check is not None and buffer.extra_pending:
             off = self.mimic_check.check()
             if off:
@@ -173,7 +193,9 @@ class RowStream:
             self.skip(FOLLOWERS)
             return
         nqb, nvb = self.nqb, self.nvb
+        extras = self.loop_check is not None and buffer.extra_pending  # take() clears it
         take = buffer.take(self._q[nqb:], self._qd[nvb:])
+        buffer.extra_pending = extras  # kept for the next row until a row takes them
         if take.missing:
             self.skip(BEFORE_COMPLETE)
             return
@@ -198,6 +220,9 @@ class RowStream:
         rows["tau"].append(self._tau.copy())
         feed = self.feed
         rows["r"].append(feed.estimate.copy() if feed is not None and feed.valid else None)
+        # the dependent joints received since the last row, compared with this row's closure
+        rows["received"].append(self.loop_check.current() if extras else None)
+        buffer.extra_pending = False
 
     # ---------------------------------------------------------------- result
 
@@ -238,8 +263,8 @@ class RowStream:
             )
         if self.observer_failed:
             notes.append(
-                "momentum observer updates refused by the model (a follower beyond ±1e50): "
-                f"{self.observer_failed}"
+                f"momentum observer updates refused by the model: {self.observer_failed}, "
+                f"first: {self.observer_failure}"
             )
         if self.no_velocity:
             names = name_list(sorted(self.no_velocity_names))
@@ -286,4 +311,6 @@ class RowStream:
             notes=self.notes(),
             position_names=tuple(dyn.position_names) if self.base is not None else (),
             external_effort=estimate,
+            received=list(rows["received"]) if self.loop_check is not None else [],
+            loop_check=self.loop_check,
         )

@@ -60,6 +60,13 @@ class LoopCheck:
         received, else None."""
         return self._seen.copy() if self._has.all() else None
 
+    def compare_received(self, seen: np.ndarray, closure: np.ndarray) -> list:
+        """:meth:`compare` of the values ``seen`` (every dependent joint, in the order of
+        ``dependent``: a recorded row's) instead of the snapshot's."""
+        self._seen[:] = seen
+        self._has[:] = True
+        return self.compare(closure)
+
     def compare(self, closure: np.ndarray) -> list[tuple[str, float, float]]:
         """[(dependent joint, value received, value the closure gives)] beyond the tolerance,
         ``closure`` in the order of ``dependent``."""
