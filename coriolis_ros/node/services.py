@@ -106,8 +106,9 @@ class Services:
             response.header.stamp = stamp
         else:
             q, _, reason = resolve_request(
-                model.measured_names, request.joint_names, request.position, what="request"
-            )
+                model.measured_names, request.joint_names, request.position, what="request",
+                followers=(*model.mimic, *model.dependent),
+            )  # fmt: skip
             if q is None:
                 response.message = reason
                 return
@@ -142,6 +143,7 @@ class Services:
             request.position,
             request.velocity,
             what="request",
+            followers=(*model.mimic, *model.dependent),
         )
         if q is None:
             response.message = reason

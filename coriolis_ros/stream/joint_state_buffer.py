@@ -502,12 +502,14 @@ class JointStateBuffer:
 
 
 def resolve_request(
-    model_names, names, position, velocity=None, *, what: str = "request"
+    model_names, names, position, velocity=None, *, what: str = "request", followers=()
 ) -> tuple[np.ndarray | None, np.ndarray | None, str]:
     """Map a service request (names in any order) to model-order q (and q̇).
 
     Returns (q, qd, '') on success or (None, None, reason). `velocity` None means "no velocity
     field"; an empty velocity means zeros. Every model joint must be named exactly once.
+    ``followers``: joints of the model that are not coordinates (mimic joints, geared rotors,
+    a closed chain's dependent joints): named, the reason says to leave them out.
     """
     names = list(names)
     position = as_float64(position)
@@ -518,7 +520,16 @@ def resolve_request(
     index = {name: i for i, name in enumerate(model_names)}
     unknown = [name for name in names if name not in index]
     if unknown:
-        return None, None, f"{what}: unknown joint names: {name_list(unknown)}"
+        following = set(followers)
+        follow = [name for name in unknown if name in following]
+        other = [name for name in unknown if name not in following]
+        reasons = [f"unknown joint names: {name_list(other)}"] if other else []
+        if follow:
+            reasons.append(
+                f"{name_list(follow)} follow other joints (mimic joints, geared rotors, joints "
+                "of closed loops): not coordinates, leave them out"
+            )
+        return None, None, f"{what}: {'; '.join(reasons)}"
     given = set(names)
     missing = [name for name in model_names if name not in given]
     if missing:

@@ -269,6 +269,15 @@ def test_resolve_request_both_sides():
     assert "unknown joint names: x" in resolve_request(names, ["a", "b", "x"], [0, 0, 0])[2]
     assert "missing joint names: b" in resolve_request(names, ["a"], [0])[2]
     assert "duplicate" in resolve_request(names, ["a", "a"], [0, 0])[2]
+    # a joint that follows another is named as such, an unknown one as unknown
+    both = resolve_request(names, ["a", "b", "r", "x"], [0] * 4, followers=("r",))[2]
+    assert both == (
+        "request: unknown joint names: x; r follow other joints (mimic joints, geared rotors, "
+        "joints of closed loops): not coordinates, leave them out"
+    )
+    assert resolve_request(names, ["a", "b", "r"], [0] * 3, followers=("r",))[2].startswith(
+        "request: r follow other joints"
+    )
 
 
 # ---------------------------------------------------------------- mimic check
