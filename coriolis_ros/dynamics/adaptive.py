@@ -95,9 +95,11 @@ class AdaptiveController:
             if self._gains[b] > 0 and not np.linalg.eigvalsh(_parameters.pseudo_inertia(body))[
                 0
             ] > 0:
+                why = " (its mass is 0: a massless rotor or link)" if not body[0] > 0 else ""
                 raise ValueError(
-                    f"pi0 of body {b} (link '{links[b]}') is not physically consistent: its "
-                    "pseudo-inertia is not positive definite"
+                    f"pi0 of body {b} (link '{links[b]}') is not physically consistent{why}: "
+                    "its pseudo-inertia is not positive definite; give it a gain of 0 to keep "
+                    "its parameters fixed"
                 )
         if length_scales is None:
             scales = np.array([_radius(pi[10 * b : 10 * b + 10]) for b in range(nb)])
