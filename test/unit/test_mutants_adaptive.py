@@ -114,7 +114,8 @@ def test_pi0_consistency_is_checked_for_adapted_bodies_only(arm):
     pi[30:40] = body_with_sigma([0.0, 1.0, 1.0])  # J singular: its smallest eigenvalue 0
     assert np.linalg.eigvalsh(pseudo_inertia(pi[30:40]))[0] == 0.0
     link = arm.parameter_links[3]
-    with pytest.raises(ValueError, match=f"pi0 of body 3 \\(link '{link}'\\) is not physically") as e:
+    named = f"pi0 of body 3 \\(link '{link}'\\) is not physically"
+    with pytest.raises(ValueError, match=named) as e:
         AdaptiveController(arm, **GOOD, pi0=pi)
     assert "mass is 0" not in str(e.value) and pi[30] > 0
     massless = pi.copy()
