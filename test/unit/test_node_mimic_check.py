@@ -96,9 +96,26 @@ def test_a_continuous_follower_is_compared_modulo_a_turn():
     names = JOINTS + ["rotor", "stop"]
     for rotor, stop, off in (
         (wrapped, 100.0, []),  # the encoder's angle: the rotor agrees, modulo a turn
+        (100.0 - 15 * 2 * np.pi, 100.0, []),  # an odd number of turns: the period is one turn
         (wrapped + 9e-4, 100.0 - 9e-4, []),  # within the tolerance on both
         (wrapped + 2e-3, 100.0, ["rotor"]),  # beyond it, modulo a turn too
         (wrapped, wrapped, ["stop"]),  # a revolute follower is compared as it is
     ):
         buf.update(names, d(1.0, 0.0, 0.0, rotor, stop), d(), 0, 5, 0.0)
         assert [name for name, _, _ in check.check()] == off
+
+
+def test_continuous_joints_are_those_the_urdf_says():
+    """Reference: the URDF's joint types, read with ElementTree (rotor joints included)."""
+    import xml.etree.ElementTree as ET
+
+    from coriolis_ros.dynamics import Dynamics
+    from coriolis_ros.robots import robot_path
+    from coriolis_ros.stream.mimic_check import continuous_joints
+
+    path = robot_path("arm7_rotors")
+    dyn = Dynamics.from_urdf(path)
+    types = {j.get("name"): j.get("type") for j in ET.parse(path).getroot().iter("joint")}
+    want = {name for name, kind in types.items() if kind == "continuous"}
+    assert want and set(types) - want  # the premise: some are continuous, some not
+    assert set(continuous_joints(dyn)) == want

@@ -320,6 +320,22 @@ def test_loop_check_tolerance_both_sides_in_the_closure_s_order():
         LoopCheck(buf, ("coupler",), 0.1)
 
 
+def test_loop_check_current_and_a_recorded_row_s_values():
+    """current(): the buffer's latest values in the closure's order once every dependent joint
+    has one; compare_received(): a recorded row's values against its closure (the bag)."""
+    buf = JointStateBuffer(("crank",), extra_names=("rocker", "coupler"))
+    check = LoopCheck(buf, ("coupler", "rocker"), 0.25)
+    buf.update(["rocker"], [-2.0], [], 0, "s", 0.0)
+    assert check.current() is None  # the coupler has no value yet
+    buf.update(["coupler"], [1.0], [], 0, "s", 0.0)
+    assert check.current().tolist() == [1.0, -2.0]
+    closure = np.array([1.0, -2.0])
+    assert check.compare_received(np.array([1.25, -2.0]), closure) == []
+    assert check.compare_received(np.array([1.0, -2.2500001]), closure) == [
+        ("rocker", -2.2500001, -2.0)
+    ]
+
+
 # ---------------------------------------------------------------- observer feed
 
 
