@@ -199,3 +199,40 @@ def test_observer_parameters_validation():
     assert validate("observer_max_gap", 3600.0) is None
     assert validate("observer_max_gap", 0.0) is not None
     assert validate("observer_max_gap", 3601.0) is not None
+
+
+def test_a_closed_chain_s_jump_resets_the_feed_or_restarts_it_from_the_received_joints():
+    """A revolute-crank four-bar at rest with effort g - 0.7 (r -> 0.7), then 300 rad away
+    with effort g: without the dependent joints the update is refused and the feed reset (no
+    estimate); with them, it restarts from r = 0 there (reset_jump) and goes on. Reference: at
+    rest r converges to g - effort."""
+    plain = Dynamics.from_urdf(robot_urdf("four_bar"))
+    urdf = robot_urdf("four_bar").replace(
+        '<joint name="crank" type="continuous">',
+        '<joint name="crank" type="revolute"><limit lower="-1e4" upper="1e4" effort="10" '
+        'velocity="10"/>',
+    )
+    far = 300.3
+    angle = float(np.arctan2(np.sin(far), np.cos(far)))
+    received = plain.close_loops([angle], guess=[angle, 0.0, 0.5])[1:]
+    g, g_far = plain.gravity([0.3])[0], plain.gravity([angle])[0]
+    zero = np.zeros(1)
+    for given in (None, received):
+        feed = of.ObserverFeed(Dynamics.from_urdf(urdf), 50.0, 0.1)
+        for k in range(300):
+            assert feed.update(EPOCH_NS + k * DT_NS, np.array([0.3]), zero,
+                               np.array([g - 0.7])) == of.OK  # fmt: skip
+        assert feed.valid and abs(feed.estimate[0] - 0.7) < 1e-6
+        stamp = EPOCH_NS + 300 * DT_NS
+        if given is None:
+            with pytest.raises(ValueError, match="moved by 300"):
+                feed.update(stamp, np.array([far]), zero, np.array([g_far]))
+            assert not feed.valid and feed.estimate[0] == 0.0 and feed.stamp_ns is None
+            continue
+        event = feed.update(stamp, np.array([far]), zero, np.array([g_far]), given)
+        assert event == of.RESET_JUMP and feed.valid and feed.estimate[0] == 0.0
+        assert feed.counts[of.RESET_JUMP] == 1
+        for k in range(301, 400):
+            assert feed.update(EPOCH_NS + k * DT_NS, np.array([far]), zero,
+                               np.array([g_far]), given) == of.OK  # fmt: skip
+        assert abs(feed.estimate[0]) < 1e-9
