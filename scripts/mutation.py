@@ -305,7 +305,8 @@ KERNEL_TARGETS = {
     _K + "slotine_li.py": ["test/unit/test_dynamics_slotine_li.py"],
     **{_K + m: ["test/unit/test_dynamics_api.py", *_ORACLES]
        for m in ("coriolis_vectors.py", "coriolis_times.py")},
-    **{_K + m: _LOOPS for m in ("loop_closure.py", "closed_entry.py")},
+    _K + "loop_closure.py": [*_LOOPS, "test/unit/test_mutants_loop_closure.py"],
+    _K + "closed_entry.py": _LOOPS,
     _K + "closed_reduction.py": ["test/unit/test_mutants_closed_reduction.py", *_LOOPS],
     _K + "views.py": ["test/unit/test_kernel_views.py", *_LOOPS],
 }  # fmt: skip
