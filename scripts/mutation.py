@@ -283,7 +283,10 @@ KERNEL_TARGETS = {
                 "test/unit/test_dynamics_rotors.py", "test/unit/test_dynamics_mimic.py",
                 "test/unit/test_dynamics_lanes.py"]
        for m in ("coriolis_matrix.py", "christoffel.py")},
-    _K + "trig.py": ["test/unit/test_kernels_trig.py", *_ORACLES],
+    # trig's and the Coriolis products' lists are one (an unmutated run each costs a cold
+    # compile of minutes): sincos's own test first, then the products' API
+    **{_K + m: ["test/unit/test_kernels_trig.py", "test/unit/test_dynamics_api.py", *_ORACLES]
+       for m in ("trig.py", "coriolis_vectors.py", "coriolis_times.py")},
     _K + "safeea.py": ["test/unit/test_dynamics_safeea.py"],
     _K + "coordinate_change.py": ["test/unit/test_dynamics_mimic.py",
                                   "test/unit/test_dynamics_rotors.py",
@@ -300,11 +303,12 @@ KERNEL_TARGETS = {
        for m in ("regressor.py", "parameters.py")},
     **{_K + m: _FRAMES for m in ("frame_jacobian.py", "frame_jacobian_dot.py",
                                  "frame_bias.py", "task_space.py", "ltl.py")},
-    _K + "wrench.py": ["test/unit/test_dynamics_velocity_representation.py", *_FRAMES],
+    # the wrench kernel's own tests (test_task_space.py) first
+    _K + "wrench.py": ["test/unit/test_task_space.py",
+                       "test/unit/test_dynamics_velocity_representation.py",
+                       "test/unit/test_frames.py"],
     _K + "momentum_observer.py": ["test/unit/test_momentum_observer.py"],
     _K + "slotine_li.py": ["test/unit/test_dynamics_slotine_li.py"],
-    **{_K + m: ["test/unit/test_dynamics_api.py", *_ORACLES]
-       for m in ("coriolis_vectors.py", "coriolis_times.py")},
     _K + "loop_closure.py": [*_LOOPS, "test/unit/test_mutants_loop_closure.py"],
     _K + "closed_entry.py": _LOOPS,
     _K + "closed_reduction.py": ["test/unit/test_mutants_closed_reduction.py", *_LOOPS],
