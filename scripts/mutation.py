@@ -309,7 +309,9 @@ KERNEL_TARGETS = {
                        "test/unit/test_frames.py"],
     _K + "momentum_observer.py": ["test/unit/test_momentum_observer.py"],
     _K + "slotine_li.py": ["test/unit/test_dynamics_slotine_li.py"],
-    _K + "loop_closure.py": [*_LOOPS, "test/unit/test_mutants_loop_closure.py"],
+    # Newton's and the QR's bounds (step budget, tolerance, dead point) are test_mutants_loops'
+    _K + "loop_closure.py": [*_LOOPS, "test/unit/test_mutants_loops.py",
+                             "test/unit/test_mutants_loop_closure.py"],
     _K + "closed_entry.py": _LOOPS,
     _K + "closed_reduction.py": ["test/unit/test_mutants_closed_reduction.py", *_LOOPS],
     _K + "views.py": ["test/unit/test_kernel_views.py", *_LOOPS],
