@@ -56,6 +56,27 @@ def four_bar_with_rotor(four_bar_text: str) -> str:
     )
 
 
+def welded_four_bar(four_bar_text: str) -> str:
+    """The bundled four-bar with its coupler cut in two halves welded by a fixed loop:
+    coupler_b turns on the rocker's end and is held to the coupler's far end, pointing back
+    along it (the loop's frame P turned half a turn about y)."""
+    rod = (
+        '<link name="coupler_b"><inertial><origin xyz="0.15 0 0"/><mass value="0.3"/>'
+        '<inertia ixx="1e-4" ixy="0" ixz="0" iyy="3e-3" iyz="0" izz="3e-3"/></inertial></link>'
+        '<joint name="rocker_coupler" type="continuous"><parent link="rocker_link"/>'
+        '<child link="coupler_b"/><origin xyz="0.4 0 0" rpy="0 -2.07 0"/>'
+        '<axis xyz="0 1 0"/></joint>'
+    )
+    return four_bar_text.replace(
+        '<loop name="closure" type="revolute">', rod + '<loop name="closure" type="fixed">'
+    ).replace(
+        '<predecessor link="coupler_link"><origin xyz="0.6 0 0"/></predecessor>\n'
+        '    <successor link="rocker_link"><origin xyz="0.4 0 0"/></successor>',
+        '<predecessor link="coupler_link"><origin xyz="0.6 0 0" rpy="0 3.141592653589793 0"/>'
+        '</predecessor><successor link="coupler_b"/>',
+    )
+
+
 # a 2 kg point mass on three prismatic joints: M = 2 1, C = 0
 POINT_MASS = """<robot name="point_mass">
   <link name="world_link"/>

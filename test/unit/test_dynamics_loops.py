@@ -18,6 +18,7 @@ import pinocchio as pin
 import pytest
 from support.floating import MultiDofOracle
 from support.oracle import assert_close
+from support.urdf_text import welded_four_bar
 
 from coriolis_ros.dynamics import Dynamics, URDFError
 from coriolis_ros.robots import robot_path
@@ -35,25 +36,8 @@ _ROD = (
     '<inertial><origin xyz="{c} 0 0"/><mass value="{m}"/>'
     '<inertia ixx="1e-4" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{i}"/></inertial>'
 )
-# The four-bar with its coupler cut in two halves welded by a fixed loop: coupler_b turns on
-# the rocker's end and is held to the coupler's far end, pointing back along it.
-WELDED = (
-    FOUR_BAR.read_text()
-    .replace(
-        '<loop name="closure" type="revolute">',
-        '<link name="coupler_b">' + _ROD.format(c=0.15, m=0.3, i=3e-3) + "</link>"
-        '<joint name="rocker_coupler" type="continuous"><parent link="rocker_link"/>'
-        '<child link="coupler_b"/><origin xyz="0.4 0 0" rpy="0 -2.07 0"/>'
-        '<axis xyz="0 1 0"/></joint>'
-        '<loop name="closure" type="fixed">',
-    )
-    .replace(
-        '<predecessor link="coupler_link"><origin xyz="0.6 0 0"/></predecessor>\n'
-        '    <successor link="rocker_link"><origin xyz="0.4 0 0"/></successor>',
-        '<predecessor link="coupler_link"><origin xyz="0.6 0 0" rpy="0 3.141592653589793 0"/>'
-        '</predecessor><successor link="coupler_b"/>',
-    )
-)
+# The four-bar with its coupler cut in two halves welded by a fixed loop (support.urdf_text).
+WELDED = welded_four_bar(FOUR_BAR.read_text())
 # A knee driven by a linear actuator: the cylinder turns on the thigh, the piston on the
 # shank, and a prismatic loop lets the piston slide in the cylinder along its x axis.
 SLIDER = (

@@ -246,6 +246,71 @@ def test_bad_outputs_are_refused(ur5):
     ur5.frame_jacobian(q, "tool0", out=np.empty((6, 6)))
 
 
+@pytest.fixture(scope="module")
+def geared():
+    """A coupled model (the rotors follow their joints): the reduced frame kernels, J A."""
+    from coriolis_ros.robots import robot_path
+
+    return load(robot_path("arm7_rotors"))
+
+
+def test_bad_outputs_are_refused_by_the_reduced_kernels(geared):
+    """Each size of J and Jdot one off (either dimension, either way), J and Jdot sharing
+    memory, a bias of the wrong length: refused; the right shapes pass."""
+    q, v, n = geared.neutral(), np.full(geared.nv, 0.1), geared.nv
+    right = (6, n)
+    for shape in ((6, n - 1), (6, n + 1), (5, n), (7, n)):
+        calls = (
+            lambda: geared.frame_jacobian(q, "tcp", out=np.empty(shape)),
+            lambda: geared.frame_jacobian_dot(q, v, "tcp", out=np.empty(shape)),
+            lambda: geared.frame_jacobians(q, v, "tcp", out=(np.empty(shape), np.empty(right))),
+            lambda: geared.frame_jacobians(q, v, "tcp", out=(np.empty(right), np.empty(shape))),
+        )
+        for call in calls:
+            with pytest.raises(ValueError, match="shape"):
+                call()
+    for size in (5, 7):
+        with pytest.raises(ValueError, match="shape"):
+            geared.frame_acceleration_bias(q, v, "tcp", out=np.empty(size))
+    buf = np.empty(right)
+    with pytest.raises(ValueError, match="share memory"):
+        geared.frame_jacobians(q, v, "tcp", out=(buf, buf))
+    J, Jd, a = np.empty(right), np.empty(right), np.empty(6)
+    geared.frame_jacobians(q, v, "tcp", out=(J, Jd))
+    assert_close(J, geared.frame_jacobian(q, "tcp"), TOL, "J, out given")
+    assert_close(Jd, geared.frame_jacobian_dot(q, v, "tcp"), TOL, "Jdot, out given")
+    geared.frame_acceleration_bias(q, v, "tcp", out=a)
+    assert_close(a, Jd @ v, TOL, "Jdot qd, out given")
+
+
+@pytest.mark.parametrize("model", ["ur5", "geared"])
+def test_frame_kernels_refuse_a_frame_or_reference_out_of_range(model, request):
+    """The API resolves names first; the kernels check the index themselves (called here
+    directly): frame -1 or one past the last, reference -1 or 3, is BAD_FRAME; the last
+    frame in the last reference is computed."""
+    from coriolis_ros.dynamics.kernels.frame_jacobian import BAD_FRAME
+
+    dyn = request.getfixturevalue(model)
+    fa = dyn._frame_algorithms
+    k, mf, fm, ws = fa._k, fa._mf, fa._fm, fa._ws
+    q, v, n = dyn.neutral() + 0.2, np.full(dyn.nv, 0.3), dyn.nv
+    last = len(dyn.frame_names) - 1
+
+    def run(f, ref):
+        T, J, Jd, a = np.empty((4, 4)), np.empty((6, n)), np.empty((6, n)), np.empty(6)
+        return [
+            k.frame_jacobian(mf, fm, f, ref, q, ws, J),
+            k.frame_jacobian_dot(mf, fm, f, ref, q, v, ws, Jd),
+            k.frame_jacobians(mf, fm, f, ref, q, v, ws, J, Jd),
+            k.frame_bias(mf, fm, f, ref, q, v, ws, a),
+        ] + ([k.frame_placement(mf, fm, f, q, ws, T)] if ref == 0 else [])
+
+    for f, ref in ((-1, 0), (last + 1, 0), (last, -1), (last, 3)):
+        assert run(f, ref) == [BAD_FRAME] * (5 if ref == 0 else 4), (f, ref)
+    assert run(last, 2) == [0] * 4
+    assert run(last, 0) == [0] * 5
+
+
 def test_frame_methods_with_out_allocate_nothing():
     dyn = load(str(erd_urdf("talos_full")), root_joint="floating")  # coupled (mimic) table
     plain = load(str(erd_urdf("solo12")), root_joint="floating")
