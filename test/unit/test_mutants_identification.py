@@ -354,7 +354,8 @@ def test_project_leaves_consistent_bodies_and_clips_the_others():
     assert w[0] == pytest.approx(FLOOR * 4.0, rel=1e-6)  # the heaviest mass sets the floor
     # the nearest body in |D J D|_F: the clipped eigen-decomposition of the scaled J
     wb, Vb = np.linalg.eigh(djd(bad, 1.3))
-    assert np.abs(djd(out[10:], 1.3) - Vb @ np.diag(np.maximum(wb, FLOOR * 4.0)) @ Vb.T).max() < 1e-12
+    nearest = Vb @ np.diag(np.maximum(wb, FLOOR * 4.0)) @ Vb.T
+    assert np.abs(djd(out[10:], 1.3) - nearest).max() < 1e-12
 
 
 def test_project_floor_is_from_masses_only_and_never_zero():
@@ -441,7 +442,8 @@ def test_arrays_are_checked_by_name_shape_and_entry(arm):
         for value in (np.inf, -np.inf, np.nan):
             arrays = [Q.copy(), V.copy(), TAU.copy(), A.copy()]
             arrays[k][4, 1] = value
-            with pytest.raises(ValueError, match=rf"{name} has a NaN or infinite entry at \(4, 1\)"):
+            message = rf"{name} has a NaN or infinite entry at \(4, 1\)"
+            with pytest.raises(ValueError, match=message):
                 identify(dyn, t, *arrays[:3], QDD=arrays[3])
     with pytest.raises(ValueError, match=r"prior must have 30 entries \(10 per body\), got 31"):
         identify(dyn, t, Q, V, TAU, QDD=A, prior=np.ones(31))
@@ -474,8 +476,10 @@ def test_stamps_and_sample_counts_both_sides(arm):
 # ----------------------------------------------------------------- rank
 
 
-ONE = robot(link("base", None), link("a"),
-            joint("j1", "base", "a", axis="1 0 0", xyz="0 0 0", rpy="0 0 0"), name="one")  # fmt: skip
+ONE = robot(
+    link("base", None), link("a"),
+    joint("j1", "base", "a", axis="1 0 0", xyz="0 0 0", rpy="0 0 0"), name="one",
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("eps,rank", [(3.0e-9, 2), (1.6e-9, 1)])
