@@ -172,6 +172,12 @@ def test_statistics_are_those_of_the_regressor(inside):
     assert np.array_equal(start.inertial_parameters(), prior)  # dyn is not changed
 
 
+def test_the_result_is_frozen(inside):
+    *_, result = inside
+    with pytest.raises(AttributeError):
+        result.rank = 0
+
+
 def test_summary_reports_every_body(inside):
     *_, result = inside
     lines = result.summary().splitlines()
@@ -277,11 +283,12 @@ def test_moving_average_is_centred_and_shrinks_at_the_ends(window):
     assert np.abs(ident._moving_average(X, window) - moving_average(X, window)).max() < 1e-14
 
 
-def test_window_smooths_velocities_and_torques_not_positions(arm):
+@pytest.mark.parametrize("window", [2, 4])
+def test_window_smooths_velocities_and_torques_not_positions(arm, window):
     model, dyn = arm
     t, Q, V, A, TAU = trajectory(model, 30, 6)
-    a = identify(dyn, t, Q, V, TAU, QDD=A, window=4, prior_weight=1e-4)
-    b = identify(dyn, t, Q, moving_average(V, 4), moving_average(TAU, 4), QDD=A,
+    a = identify(dyn, t, Q, V, TAU, QDD=A, window=window, prior_weight=1e-4)
+    b = identify(dyn, t, Q, moving_average(V, window), moving_average(TAU, window), QDD=A,
                  prior_weight=1e-4)  # fmt: skip
     assert a.samples == 30
     assert rel(a.parameters, b.parameters) < 1e-9
