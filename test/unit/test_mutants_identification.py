@@ -509,6 +509,11 @@ def test_a_regressor_of_zeros_has_rank_zero():
     assert result.rank == 0
     assert np.array_equal(result.identifiability, np.zeros(10))
     assert result.relative_residual == 0.0
+    # a small acceleration: W = 0.1 in the I_zz column only, rank 1 however small
+    small = identify(dyn, [0.0, 1.0, 2.0], z, z, z + 0.01, QDD=z + 0.1 / np.sqrt(3))
+    assert small.rank == 1
+    assert small.identifiability[9] == pytest.approx(1.0, abs=1e-12)
+    assert np.abs(np.delete(small.identifiability, 9)).max() < 1e-12
 
 
 def test_defaults_are_the_documented_ones(inside):
