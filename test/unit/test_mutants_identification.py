@@ -542,3 +542,25 @@ def test_window_one_leaves_the_samples_untouched():
     result = identify(dyn, np.arange(4.0), z, z, tau, QDD=qdd, prior_weight=0.0,
                       tolerance=1e-12)  # fmt: skip
     assert result.parameters[9] == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("samples", [1, 2, 3])
+def test_residual_variance_has_at_least_one_degree_of_freedom(samples):
+    """W has rank 1 (the I_zz column, qdd): T - 1 degrees of freedom, but at least one:
+    sigma^2 = |r|^2 / max(T - 1, 1) in the spread of I_zz."""
+    vertical = ONE.replace('axis xyz="1 0 0"', 'axis xyz="0 0 1"')
+    dyn = Dynamics.from_urdf(vertical)
+    z = np.zeros((samples, 1))
+    qdd = np.array([[1.0], [2.0], [-1.0]])[:samples]
+    tau = np.array([[0.5], [0.3], [0.1]])[:samples]
+    weight = 1e-3
+    result = identify(dyn, np.arange(float(samples)), z, z, tau, QDD=qdd, prior_weight=weight)
+    W = np.zeros((samples, 10))
+    W[:, 9] = qdd[:, 0]
+    prior, y = dyn.inertial_parameters(), tau[:, 0]
+    r = W @ result.parameters - y
+    sigma2 = (r @ r) / max(samples - 1, 1)
+    G, rho = metric(prior), rho_of(y, prior, weight)
+    spread = np.sqrt(sigma2 * np.diag(np.linalg.inv(W.T @ W + rho * G)))
+    assert result.rank == 1
+    assert rel(result.spread, spread) < 1e-6
