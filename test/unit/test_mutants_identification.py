@@ -167,7 +167,8 @@ def test_statistics_are_those_of_the_regressor(inside):
     assert rel(result.torque_rms, np.sqrt((TAU**2).mean(axis=0))) < 1e-12
     assert abs(result.relative_residual - np.linalg.norm(r) / np.linalg.norm(y)) < 1e-9
     assert result.samples == 120
-    assert 1 < result.iterations < 20000
+    # the penalty starts at tr(H) / tr(L^T L): a well-conditioned problem takes a handful
+    assert 1 < result.iterations <= 15
     assert result.joint_names == ("j1", "j2", "j3") and result.links == ("a", "b", "c")
     assert np.array_equal(start.inertial_parameters(), prior)  # dyn is not changed
 
