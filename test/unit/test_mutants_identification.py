@@ -565,3 +565,19 @@ def test_residual_variance_has_at_least_one_degree_of_freedom(samples):
     spread = np.sqrt(sigma2 * np.diag(np.linalg.inv(W.T @ W + rho * G)))
     assert result.rank == 1
     assert rel(result.spread, spread) < 1e-6
+
+
+@pytest.mark.parametrize("scale", [2.0**-14, 2.0**20])
+def test_the_fit_is_homogeneous_in_the_torques_and_the_prior(inside, scale):
+    """Torques and prior times s (a power of two, exact): the cost is s^2 times the same in
+    s pi, rho is unchanged, so the answer is s times the same, in as many iterations (the
+    stopping test and the penalty's balancing compare residuals relative to each other)."""
+    _, _, start, (t, Q, V, A, TAU), weight, result = inside
+    for w, tol in ((weight, 1e-13), (1e-6, 1e-9)):
+        base = identify(start, t, Q, V, TAU, QDD=A, prior_weight=w, tolerance=tol)
+        moved = identify(start, t, Q, V, TAU * scale, QDD=A, prior_weight=w, tolerance=tol,
+                         prior=start.inertial_parameters() * scale)  # fmt: skip
+        assert moved.iterations == base.iterations
+        assert rel(moved.parameters, scale * base.parameters) < 1e-12
+        assert moved.rank == base.rank
+        assert rel(moved.spread, scale * base.spread) < 1e-9
