@@ -372,10 +372,10 @@ def test_project_floor_is_from_masses_only_and_never_zero():
     big_h = np.array([1.0, 2.0, 0.0, 0.0, 5.0, 0, 5.0, 0, 0, 5.0])
     out = ident._project(np.concatenate([body, big_h]), np.ones(2))
     assert np.linalg.eigvalsh(djd(out[:10], 1.0))[0] == pytest.approx(FLOOR * 1.0, rel=1e-6)
-    # massless bodies: a floor of 1e-9 x 1e-12 all the same
-    zeros = np.zeros(20)
-    out = ident._project(zeros, np.ones(2))
-    for b in range(2):
+    # massless bodies: a floor of 1e-9 x 1e-12 all the same (each of three projected)
+    zeros = np.zeros(30)
+    out = ident._project(zeros, np.ones(3))
+    for b in range(3):
         assert np.linalg.eigvalsh(djd(out[10 * b : 10 * b + 10], 1.0)) == pytest.approx(
             np.full(4, 1e-21), rel=1e-9
         )
