@@ -243,6 +243,7 @@ TARGETS = {
                                "test_paper_topologies_match_pinocchio",
                                "test/unit/test_frames.py::test_every_frame_matches_pinocchio"],
     "dynamics/identification.py": ["test/unit/test_mutants_identification.py",
+                                   "test/unit/test_identification_range.py",
                                    "test/unit/test_plain_numbers.py::"
                                    "test_identify_stamps_and_integers"] + [
         "test/unit/test_identification.py::" + name for name in (
