@@ -1,4 +1,5 @@
-"""identify on torques beyond the range of doubles: refused by name, not numpy's error.
+"""identify at its limits: torques beyond the range of doubles refused by name (not numpy's
+error), and a fit that does not converge stopped by the default budget of 20000 iterations.
 
 The data are Pinocchio's (``rnea``) on the small arm of test_mutants_identification.py.
 """
@@ -32,3 +33,16 @@ def test_torques_beyond_the_range_of_floats_are_refused_by_name():
         # the prior's pull grows with |tau|^2: with a weight, torques 1e70 keep the prior
         held = identify(dyn, t, Q, V, TAU * 1e70, QDD=A, prior_weight=1e-6)
         assert rel(held.parameters, dyn.inertial_parameters()) < 1e-9
+
+
+def test_a_fit_that_does_not_converge_stops_at_the_default_budget():
+    """No prior (weight 0) and a rank-deficient W: the solver drifts along the directions no
+    sample excites and never meets the tolerance; it stops after max_iterations, 20000 by
+    default."""
+    model, dyn = pin.buildModelFromXML(URDF), Dynamics.from_urdf(URDF)
+    t, Q, V, A, TAU = trajectory(model, 20, 2)
+    noisy = TAU + np.random.default_rng(4).normal(0.0, np.abs(TAU).max(), TAU.shape)
+    result = identify(dyn, t, Q, V, noisy, QDD=A, prior_weight=0.0)
+    assert result.iterations == 20000
+    fewer = identify(dyn, t, Q, V, noisy, QDD=A, prior_weight=0.0, max_iterations=19999)
+    assert fewer.iterations == 19999
