@@ -242,6 +242,47 @@ TARGETS = {
                                "test/unit/test_dynamics_pinocchio.py::"
                                "test_paper_topologies_match_pinocchio",
                                "test/unit/test_frames.py::test_every_frame_matches_pinocchio"],
+    "dynamics/identification.py": ["test/unit/test_mutants_identification.py",
+                                   "test/unit/test_identification_range.py",
+                                   "test/unit/test_plain_numbers.py::"
+                                   "test_identify_stamps_and_integers"] + [
+        "test/unit/test_identification.py::" + name for name in (
+        "test_bad_input_is_refused_by_name",
+        "test_exact_data_give_the_torques_of_the_truth",
+        "test_accelerations_by_central_differences",
+        "test_window_smooths_both_sides",
+        "test_prior_defaults_to_the_models_parameters",
+        "test_identifiability_agrees_with_pinocchio",
+        "test_noisy_data_plain_least_squares_inconsistent_identify_not",
+        "test_closed_loop_model_is_refused",
+        )
+    ],
+    # the plain-numpy oracle: its own checks (identities, finite differences, Pinocchio),
+    # seed 0 of one case per kind of root and topology (every case runs the same code)
+    "dynamics/reference.py": ["test/unit/test_mutants_reference.py"] + [
+        "test/unit/test_dynamics_reference.py::" + name for name in (
+        "test_body_factor_is_admissible",
+        "test_mimic_model_rejected",
+        *(f"{test}[{case}-0]" for test in (
+            "test_mdot_is_c_plus_ct", "test_c_from_gamma", "test_mdot_finite_differences",
+            "test_coriolis_matches_library", "test_christoffel_matches_library")
+          for case in ("binary_tree_9", "quadruped12_floating", "binary_tree_6_planar")),
+        "test_christoffel_first_kind_finite_differences[binary_tree_9]",
+        "test_floating_christoffel_not_symmetric_in_the_free_flyer",
+        )
+    ] + ["test/unit/test_dynamics_christoffel_differentiation.py::" + name for name in (
+        "test_structure_constants_are_the_se3_commutator",
+        "test_reference_rnea_is_pinocchios[binary_tree-9]",
+        "test_reference_rnea_is_pinocchios[quadruped-13-floating]",
+        "test_reference_rnea_is_pinocchios[anymal_c-planar]",
+        "test_gamma_by_differentiation_on_mimic_joints",
+        "test_gamma_by_differentiation_equals_algorithm_2[binary_tree-9]",
+        "test_gamma_by_differentiation_equals_algorithm_2[quadruped-13-floating]",
+        "test_gamma_by_differentiation_equals_algorithm_2[anymal_c-planar]",
+        "test_gamma_by_differentiation_after_a_parameter_change[floating]",
+        "test_gamma_by_differentiation_on_the_arm_with_rotors[floating]",
+        )
+    ],
     "dynamics/xacro_files.py": ["test/unit/test_mutants_xacro_files.py", "test/unit/test_xacro.py"],
     # the import-graph tests compile arm7's kernels in a fresh process and cache
     "dynamics/numba_cache.py": ["test/unit/test_mutants_numba_cache.py",

@@ -144,7 +144,7 @@ def identify(
     Raug = np.linalg.qr(np.column_stack([W, y]), mode="r")
     R, z = Raug[:p, :p], Raug[:p, p]
     # the prior's cost of the whole prior (every body 100 % off) is prior_weight |y|^2
-    rho = prior_weight * float(y @ y) / max(float(np.sum((L @ pi_prior) ** 2)), 1e-300)
+    rho = _prior_weight(prior_weight, y, L @ pi_prior, Raug)
 
     pi, iterations = _admm(R, z, L, rho, pi_prior, scales, max_iterations, tolerance)
 
@@ -187,7 +187,7 @@ def _admm(R, z, L, rho, pi_prior, scales, max_iterations, tolerance):
     so every body is consistent exactly."""
     H = 2.0 * (R.T @ R + rho * (L.T @ L))
     LtL = L.T @ L
-    g = 2.0 * (R.T @ z + rho * (LtL @ pi_prior))
+    g = _finite_gradient(2.0 * (R.T @ z + rho * (LtL @ pi_prior)), H)
     sigma = max(float(np.trace(H)) / max(float(np.trace(LtL)), 1e-300), 1e-300)
     floor = MIN_MASS_FRACTION * max(float(np.max(np.abs(pi_prior[0::10]))), 1e-12)
     x = L @ _project(pi_prior, scales)
@@ -360,6 +360,33 @@ def _central_differences(t, Q, V, TAU):
     dt = (t[2:] - t[:-2])[:, None]
     QDD = (V[2:] - V[:-2]) / dt
     return Q[1:-1], V[1:-1], TAU[1:-1], QDD
+
+
+# ----------------------------------------------------------------------------- range
+
+
+_NOT_FINITE = (
+    "identification produced a non-finite result (torques or states too large for this model)"
+)
+
+
+def _prior_weight(weight, y, l_prior, Raug):
+    """rho = weight |y|^2 / |L pi_prior|^2; ValueError if it or the data's QR is beyond the
+    range of floats (torques too large: |y|^2 overflows)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # refused just below
+        rho = weight * float(y @ y) / max(float(np.sum(l_prior**2)), 1e-300)
+    if not (np.isfinite(rho) and np.all(np.isfinite(Raug))):
+        raise ValueError(_NOT_FINITE)
+    return rho
+
+
+def _finite_gradient(g, H):
+    """g, after checking that H and |g| (the solver's stopping test) are finite."""
+    with np.errstate(over="ignore"):  # refused just below
+        size = np.linalg.norm(g)
+    if not (np.isfinite(size) and np.all(np.isfinite(H))):
+        raise ValueError(_NOT_FINITE)
+    return g
 
 
 __all__ = ["Identification", "identify"]
