@@ -311,7 +311,7 @@ def test_radius_of_gyration_and_its_fallbacks():
         assert ident._radius(b) == 1.0
     flat = body.copy()
     flat[4], flat[6], flat[9] = 1e-300, 0.0, 0.0  # both sides of tr > 0
-    assert ident._radius(flat) == pytest.approx(np.sqrt(1e-300 / 4.0), rel=1e-15)
+    assert ident._radius(flat) == pytest.approx(np.sqrt(1e-300 / 4.0), rel=1e-15, abs=0.0)
 
 
 def test_pseudo_inertia_back_to_parameters():
@@ -377,7 +377,7 @@ def test_project_floor_is_from_masses_only_and_never_zero():
     out = ident._project(zeros, np.ones(3))
     for b in range(3):
         assert np.linalg.eigvalsh(djd(out[10 * b : 10 * b + 10], 1.0)) == pytest.approx(
-            np.full(4, 1e-21), rel=1e-9
+            np.full(4, 1e-21), rel=1e-9, abs=0.0
         )
 
 
@@ -389,7 +389,7 @@ def test_solver_floor_for_a_massless_prior():
                                  5000, 1e-12)  # fmt: skip
     for b in range(2):
         w = np.linalg.eigvalsh(djd(pi[10 * b : 10 * b + 10], 1.0))
-        assert w[0] == pytest.approx(1e-21, rel=1e-6)
+        assert w[0] == pytest.approx(1e-21, rel=1e-6, abs=0.0)
 
 
 # ----------------------------------------------------------------- iterations and tolerance
