@@ -17,6 +17,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from support.trajectories import sinusoids
 from support.oracle import erd_urdf
 
 from coriolis_ros.dynamics import Dynamics, identify
@@ -37,19 +38,7 @@ def ur5():
 
 def trajectory(model, T, seed, dt):
     """Three sinusoids per joint: t, q, qd, qdd and Pinocchio's inverse dynamics."""
-    data = model.createData()
-    rng = np.random.default_rng(seed)
-    n = model.nv
-    w = 2 * np.pi * rng.uniform(0.1, 0.6, (3, n))
-    a = rng.uniform(0.2, 0.6, (3, n)) / 3
-    ph = rng.uniform(0, 2 * np.pi, (3, n))
-    t = np.arange(T) * dt
-    arg = w[None] * t[:, None, None] + ph[None]
-    Q = (a[None] * np.sin(arg)).sum(1)
-    V = (a[None] * w[None] * np.cos(arg)).sum(1)
-    A = -(a[None] * w[None] ** 2 * np.sin(arg)).sum(1)
-    TAU = np.array([pin.rnea(model, data, Q[k], V[k], A[k]) for k in range(T)])
-    return t, Q, V, A, TAU
+    return sinusoids(model, T, seed, dt, freq=(0.1, 0.6), amp=(0.2, 0.6))
 
 
 def wrong_model(dyn, seed=1):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from support.trajectories import sinusoids
 from support.urdf_text import joint, link, robot
 
 from coriolis_ros.dynamics import Dynamics, identify
@@ -39,20 +40,8 @@ def arm():
 
 
 def trajectory(model, T, seed, dt=0.02):
-    """Sinusoids per joint: t, q, qd, qdd and Pinocchio's torques."""
-    data = model.createData()
-    rng = np.random.default_rng(seed)
-    n = model.nv
-    w = 2 * np.pi * rng.uniform(0.2, 1.0, (3, n))
-    a = rng.uniform(0.3, 0.8, (3, n)) / 3
-    ph = rng.uniform(0, 2 * np.pi, (3, n))
-    t = np.arange(T) * dt
-    arg = w[None] * t[:, None, None] + ph[None]
-    Q = (a[None] * np.sin(arg)).sum(1)
-    V = (a[None] * w[None] * np.cos(arg)).sum(1)
-    A = -(a[None] * w[None] ** 2 * np.sin(arg)).sum(1)
-    TAU = np.array([pin.rnea(model, data, Q[k], V[k], A[k]) for k in range(T)])
-    return t, Q, V, A, TAU
+    """Three sinusoids per joint: t, q, qd, qdd and Pinocchio's inverse dynamics."""
+    return sinusoids(model, T, seed, dt, freq=(0.2, 1.0), amp=(0.3, 0.8))
 
 
 def pin_W(model, Q, V, A):
