@@ -24,3 +24,13 @@ def sinusoids(model, T: int, seed: int, dt: float, freq=(0.2, 1.0), amp=(0.3, 0.
     A = -(a[None] * w[None] ** 2 * np.sin(arg)).sum(1)
     TAU = np.array([pin.rnea(model, data, Q[k], V[k], A[k]) for k in range(T)])
     return t, Q, V, A, TAU
+
+
+def identification_trajectory(model, T: int, seed: int, dt: float = 0.02):
+    """The identification tests' trajectory: :func:`sinusoids` of 0.2-1 Hz, 0.1-0.27 rad."""
+    return sinusoids(model, T, seed, dt, freq=(0.2, 1.0), amp=(0.3, 0.8))
+
+
+def rel(a, b) -> float:
+    """max |a - b| relative to max |b|."""
+    return float(np.abs(a - b).max() / np.abs(b).max())

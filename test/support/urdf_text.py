@@ -112,3 +112,13 @@ def rotor_beside_link(com="0 0 0", mass="0.1", inertia=None, kind="continuous", 
       {extra}
       <coupling name="g"><predecessor link="a"/><successor link="rot"/><ratio value="9"/>
       </coupling></robot>"""
+
+
+# Three joints (revolute about z, revolute about y, prismatic along x), each link with
+# INERTIAL: the identification tests' small arm.
+THREE_JOINTS = robot(
+    link("base", None), link("a"), link("b"), link("c"),
+    joint("j1", "base", "a"), joint("j2", "a", "b", axis="0 1 0"),
+    joint("j3", "b", "c", jtype="prismatic", axis="1 0 0"),
+    name="three",
+)  # fmt: skip

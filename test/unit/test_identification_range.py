@@ -11,7 +11,9 @@ import warnings
 import numpy as np
 import pinocchio as pin
 import pytest
-from test_mutants_identification import URDF, rel, trajectory
+from support.trajectories import identification_trajectory as trajectory
+from support.trajectories import rel
+from support.urdf_text import THREE_JOINTS as URDF
 
 from coriolis_ros.dynamics import Dynamics, identify
 

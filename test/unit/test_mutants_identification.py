@@ -19,18 +19,13 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from support.trajectories import sinusoids
-from support.urdf_text import joint, link, robot
+from support.trajectories import identification_trajectory, rel
+from support.urdf_text import THREE_JOINTS, joint, link, robot
 
 from coriolis_ros.dynamics import Dynamics, identify
 from coriolis_ros.dynamics import identification as ident
 
-URDF = robot(
-    link("base", None), link("a"), link("b"), link("c"),
-    joint("j1", "base", "a"), joint("j2", "a", "b", axis="0 1 0"),
-    joint("j3", "b", "c", jtype="prismatic", axis="1 0 0"),
-    name="three",
-)  # fmt: skip
+URDF = THREE_JOINTS
 FLOOR = 1e-9  # MIN_MASS_FRACTION of the docstring: D J D >= 1e-9 x the heaviest prior mass
 
 
@@ -39,9 +34,7 @@ def arm():
     return pin.buildModelFromXML(URDF), Dynamics.from_urdf(URDF)
 
 
-def trajectory(model, T, seed, dt=0.02):
-    """Three sinusoids per joint: t, q, qd, qdd and Pinocchio's inverse dynamics."""
-    return sinusoids(model, T, seed, dt, freq=(0.2, 1.0), amp=(0.3, 0.8))
+trajectory = identification_trajectory
 
 
 def pin_W(model, Q, V, A):
@@ -98,10 +91,6 @@ def rho_of(y, prior, weight):
         for b in range(nb)
     )
     return weight * (y @ y) / total
-
-
-def rel(a, b):
-    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 # ----------------------------------------------------------------- the optimum inside the set
