@@ -161,19 +161,24 @@ class ClosedChain(RowByRowBatches):
             self._fail(status, q)
         return c.last, c.A, c.dA
 
-    def close_loops(self, y, guess=None) -> np.ndarray:
+    def close_loops(self, y, guess=None, dependent=None) -> np.ndarray:
         """The tree configuration (every tree joint, dependent ones included) that closes every
         loop at the independent configuration ``y``, by Newton from ``guess`` (a tree
-        configuration; default: continuation from the last solution). Later calls start from
-        the result."""
+        configuration), or from the last solution with the :attr:`dependent_joints` at the
+        positions ``dependent`` (what a joint state brought); default: continuation from the
+        last solution. Later calls start from the result."""
         y = self.check_vector(y, self.nq, "y")
         c = self.closure
-        if guess is None:
-            full = c.last.copy()
-        else:
+        if guess is not None and dependent is not None:
+            raise ValueError("give guess or dependent, not both")
+        if guess is not None:
             full = self.check_vector(guess, self.tree.nq, "guess")
+        else:
+            full = c.last.copy()
+            if dependent is not None:
+                full[c.dependent_q] = self.check_vector(dependent, c.dependent_q.size, "dependent")
         full[c.keep] = y
-        return c.close(full, continuation=guess is None).copy()
+        return c.close(full, continuation=guess is None and dependent is None).copy()
 
     def full_position(self, q) -> np.ndarray:
         """The closed tree configuration at the independent configuration q."""

@@ -43,10 +43,8 @@ def closed_terms(dyn, rec, fields=TERM_FIELDS, progress=None) -> tuple[dict, np.
             except ValueError as exc:
                 if received[t] is None:
                     raise
-                guess = closed.closure.last.copy()
-                guess[closed.closure.dependent_q] = received[t]
                 try:
-                    dyn.close_loops(q, guess)
+                    closed.close_loops(q, dependent=received[t])
                 except ValueError as again:
                     raise ValueError(
                         f"{exc}; from the dependent joints received: {again}"
