@@ -105,8 +105,11 @@ def tick_terms(dyn, q, qd, matrices, vectors, g) -> None:
 def _closed_rows(dyn, Q, V, out: dict, progress) -> None:
     """A closed chain's rows of :func:`compute_terms`, one after the other."""
     T, n = Q.shape[0], dyn.nv
-    if V.shape != Q.shape or Q.ndim != 2 or Q.shape[1] != dyn.nq:
-        raise ValueError(f"Q and V must be (T, {dyn.nq}) arrays, got {Q.shape} and {V.shape}")
+    # Q holds positions (nq), V velocities (nv): not the same width with a floating base
+    if Q.ndim != 2 or V.shape != (T, n) or Q.shape[1] != dyn.nq:
+        raise ValueError(
+            f"Q and V must be (T, {dyn.nq}) and (T, {n}) arrays, got {Q.shape} and {V.shape}"
+        )
     matrices = tuple(np.empty((n, n)) for _ in range(3))
     vectors = tuple(np.empty(n) for _ in range(3))
     g = np.empty(n)

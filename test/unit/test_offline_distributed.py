@@ -159,3 +159,27 @@ def test_model_options_must_be_plain_data(client):
         terms_on_cluster(client, robot_urdf("arm7"), Q, V, model_options={"rotors": {1j}})
     with pytest.raises(ValueError, match="unknown_option"):
         terms_on_cluster(client, robot_urdf("arm7"), Q, V, model_options={"unknown_option": 1})
+
+
+def test_a_floating_closed_chain_on_the_cluster(client):
+    """A floating base's Q rows have nq entries, V rows nv (one fewer: the quaternion): the
+    task refused them, asking for V of Q's width.  Its rows are a new instance's, in order."""
+    options = {"root_joint": "floating", "independent_joints": ["hip", "knee_crank"]}
+    urdf = robot_urdf("leg_knee_linkage")
+    dyn = Dynamics.from_urdf(urdf, **options)
+    assert (dyn.nq, dyn.nv) == (9, 8)
+    T = 30
+    t = np.arange(T) * 0.01
+    Q = np.tile(dyn.neutral(), (T, 1))  # this instance is not used again
+    Q[:, 2] = 0.5 + 0.1 * t
+    quat = np.stack([0.1 * np.sin(2 * t), 0.2 * t, 0.05 + 0 * t, 1 + 0 * t], axis=1)
+    Q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    Q[:, -2:] = np.stack([0.3 + 0.4 * np.sin(3 * t), 0.6 + 0.3 * np.cos(2 * t)], axis=1)
+    V = np.tile(np.linspace(-0.8, 0.7, 8), (T, 1))
+    remote = terms_on_cluster(client, urdf, Q, V, rows_per_task=7, model_options=options)
+    local = offline.compute_terms(Dynamics.from_urdf(urdf, **options), Q, V)
+    for key in offline.TERM_FIELDS:
+        assert np.array_equal(_bits(remote[key]), _bits(local[key])), key
+    assert remote["mass_matrix"].shape == (T, 8, 8)
+    Mdot, C = remote["mass_matrix_derivative"], remote["coriolis_matrix"]
+    assert np.allclose(Mdot, C + C.transpose(0, 2, 1), rtol=0, atol=1e-12 * np.abs(Mdot).max())

@@ -195,6 +195,9 @@ def _close(ci, cf, cw, has_start):
                       shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)))  # fmt: skip
         if bad >= 0:
             _w(ci, cw, W_INFO, 3)[1] = bad
+            # A and dA are the refused configuration's now, not W_LAST's: no cached y may
+            # return them (the next call closes the loops again)
+            cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
             return FOLLOWER_RANGE
     if status == CLOSED:
         for i in range(nq):
