@@ -174,14 +174,25 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
         """Another instance on the same (immutable) model, with its own workspace and a copy
         of the current inertial parameters (:meth:`set_inertial_parameters`); a closed chain's
         copy continues from this one's last closure (the same assembly branch)."""
+        return _rebuilt(*self._blueprint())
+
+    def __reduce__(self):
+        """Pickling (dask, multiprocessing) and ``copy.deepcopy`` give a :meth:`clone`: the
+        instance's arrays are views of one another (the kernels' read-only model arrays of
+        the parameters' store; the closure's workspace and its ``last``, ``A``, ``dA``), which
+        pickling each array would separate, leaving a copy whose answers no longer follow its
+        closure or :meth:`set_inertial_parameters`."""
+        return (_rebuilt, self._blueprint())
+
+    def _blueprint(self) -> tuple:
+        """(source, tree, parameters' store, closure state) of :func:`_rebuilt`."""
+        closure = None
         if self.closed is not None:
-            other = Dynamics(*self._source)
-            other.closed.closure.cw[:] = self.closed.closure.cw  # last closure, A, dA, ...
-        else:
-            other = Dynamics(self.tree, self.max_christoffel_bytes, None, self._source[3])
-        other.engine.mf_store[:] = self.engine.mf_store
-        other.engine.refold()
-        return other
+            # the workspace (last closure, A, dA, the QR of K_z for the next chord step) and
+            # ci, which holds that QR's column permutation
+            closure = (self.closed.closure.ci, self.closed.closure.cw)
+        tree = None if self.closed is not None else self.tree
+        return (self._source, tree, self.engine.mf_store, closure)
 
     def velocity_from_body(self, q, v, out=None) -> np.ndarray:
         """v (nv) in :attr:`velocity_representation`, from v whose floating base's rows are
@@ -506,3 +517,19 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
         self.slotine_li(q, v, v, v)
         # MomentumObserver's kernel: loaded, not run
         self._k.observer_step if self.map is not None else self._k.observer_update  # noqa: B018
+
+
+def _rebuilt(source, tree, mf_store, closure) -> Dynamics:
+    """A new :class:`Dynamics` from :meth:`Dynamics._blueprint`'s parts: the same model, a
+    copy of the inertial parameters and of a closed chain's closure state."""
+    if tree is None:
+        other = Dynamics(*source)
+    else:
+        other = Dynamics(tree, source[1], None, source[3])
+    if closure is not None:
+        ci, cw = closure
+        other.closed.closure.ci[:] = ci
+        other.closed.closure.cw[:] = cw
+    other.engine.mf_store[:] = mf_store
+    other.engine.refold()
+    return other
