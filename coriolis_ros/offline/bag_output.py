@@ -57,7 +57,7 @@ def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHU
     for name in fields:
         out[name] = np.empty((T, n, n) if name in MATRIX_FIELDS else (T, n))
     if dyn.closed is not None:
-        _closed_rows(dyn, Q, V, out, progress)
+        _closed_rows(dyn, Q, V, out, progress, chunk)
         return out
     want_matrices = any(f in out for f in MATRIX_FIELDS)
     want_vectors = any(f in out for f in ("coriolis_force", "coriolis_transpose_force", "momentum"))
@@ -102,8 +102,9 @@ def tick_terms(dyn, q, qd, matrices, vectors, g) -> None:
     dyn.gravity(q, out=g)
 
 
-def _closed_rows(dyn, Q, V, out: dict, progress) -> None:
-    """A closed chain's rows of :func:`compute_terms`, one after the other."""
+def _closed_rows(dyn, Q, V, out: dict, progress, chunk: int) -> None:
+    """A closed chain's rows of :func:`compute_terms`, one after the other (``progress``
+    after every ``chunk`` rows and the last, as the batched path reports)."""
     T, n = Q.shape[0], dyn.nv
     # Q holds positions (nq), V velocities (nv): not the same width with a floating base
     if Q.ndim != 2 or V.shape != (T, n) or Q.shape[1] != dyn.nq:
@@ -126,7 +127,7 @@ def _closed_rows(dyn, Q, V, out: dict, progress) -> None:
                 out[name][t] = value
         if "gravity_force" in out:
             out["gravity_force"][t] = g
-        if progress is not None and (t % CHUNK == CHUNK - 1 or t == T - 1):
+        if progress is not None and (t % chunk == chunk - 1 or t == T - 1):
             progress(t + 1, T)
 
 

@@ -174,3 +174,20 @@ def test_a_pickled_or_deep_copied_tree_takes_new_inertial_parameters(copier):
     # a copy of changed parameters keeps them
     again = copier(other)
     assert np.array_equal(_bits(again.mass_matrix(q)), _bits(other.mass_matrix(q)))
+
+
+@pytest.mark.parametrize("T, chunk", [(250, 100), (200, 100), (3, 1), (5, 2048)])
+def test_compute_terms_reports_progress_every_chunk_on_a_closed_chain_too(T, chunk):
+    """The closed chain's rows reported every 2048 rows whatever ``chunk`` said; the tree's
+    path reports after each chunk of rows: (chunk, T), (2 chunk, T), ..., (T, T)."""
+    want = [(min(b, T), T) for b in range(chunk, T + chunk, chunk)]
+    Q, V = np.full((T, 1), 0.3), np.ones((T, 1))
+    calls = []
+    offline.compute_terms(Dynamics.from_urdf(FOUR_BAR), Q, V, progress=lambda *a: calls.append(a),
+                          chunk=chunk)  # fmt: skip
+    assert calls == want
+    arm = Dynamics.from_urdf(robot_path("arm7"))  # the batched path, the same steps
+    tree_calls = []
+    offline.compute_terms(arm, np.zeros((T, 7)), np.zeros((T, 7)),
+                          progress=lambda *a: tree_calls.append(a), chunk=chunk)  # fmt: skip
+    assert tree_calls == want
