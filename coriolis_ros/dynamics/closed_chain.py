@@ -110,6 +110,8 @@ class ClosedChain(RowByRowBatches):
         self._coriolis_kernel = kernels["coriolis"]
         self._christoffel_kernel = kernels["christoffel"]
         c.last[:] = tree_dynamics.neutral()  # Newton's first starting point
+        # which of the dependent joints (not_coordinates) are followers
+        self._follows = np.isin(c.not_coordinates, c.follow[:, 0])
 
     # ------------------------------------------------------------------ coordinates
 
@@ -165,8 +167,10 @@ class ClosedChain(RowByRowBatches):
         """The tree configuration (every tree joint, dependent ones included) that closes every
         loop at the independent configuration ``y``, by Newton from ``guess`` (a tree
         configuration), or from the last solution with the :attr:`dependent_joints` at the
-        positions ``dependent`` (what a joint state brought); default: continuation from the
-        last solution. Later calls start from the result."""
+        positions ``dependent`` (what a joint state brought; the entries of the
+        :attr:`follower_joints` are not used, and may be NaN: they follow their leaders after
+        the closure); default: continuation from the last solution. Later calls start from
+        the result."""
         y = self.check_vector(y, self.nq, "y")
         c = self.closure
         if guess is not None and dependent is not None:
@@ -176,7 +180,11 @@ class ClosedChain(RowByRowBatches):
         else:
             full = c.last.copy()
             if dependent is not None:
-                full[c.dependent_q] = self.check_vector(dependent, c.dependent_q.size, "dependent")
+                values = as_vector(dependent, c.dependent_q.size, "dependent")
+                used = ~self._follows
+                if not np.all(np.isfinite(values[used])):
+                    raise ValueError("dependent has a NaN or infinite entry (not a follower's)")
+                full[c.dependent_q[used]] = values[used]
         full[c.keep] = y
         return c.close(full, continuation=guess is None and dependent is None).copy()
 
@@ -196,6 +204,12 @@ class ClosedChain(RowByRowBatches):
         """Every tree joint that is not a coordinate: the loops' dependent joints and the
         joints that follow a leader (mimic joints, geared rotors), in tree order."""
         return tuple(self.tree.joint_names[i] for i in self.closure.not_coordinates)
+
+    @property
+    def follower_joints(self) -> tuple[str, ...]:
+        """Those of :attr:`dependent_joints` that follow a leader at a constant ratio (mimic
+        joints, geared rotors): the closure does not move them, their leaders do."""
+        return tuple(n for n, f in zip(self.dependent_joints, self._follows, strict=True) if f)
 
     def dependent_positions(self) -> np.ndarray:
         """The dependent joints' positions in the last closed configuration (a new array)."""

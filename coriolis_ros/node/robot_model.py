@@ -131,7 +131,8 @@ class RobotModel:
             else None
         )
         self.loop_check = (
-            LoopCheck(self.buffer, self.dependent, mimic_tolerance, continuous_joints(dyn))
+            LoopCheck(self.buffer, self.dependent, mimic_tolerance, continuous_joints(dyn),
+                      dyn.closed.follower_joints)
             if self.dependent
             else None
         )

@@ -106,7 +106,8 @@ class RowStream:
             else None
         )
         self.loop_check = (
-            LoopCheck(self.buffer, dyn.dependent_joints, mimic_tolerance, continuous_joints(dyn))
+            LoopCheck(self.buffer, dyn.dependent_joints, mimic_tolerance, continuous_joints(dyn),
+                      dyn.closed.follower_joints)
             if dyn.closed is not None
             else None
         )

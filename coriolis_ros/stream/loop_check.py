@@ -8,7 +8,8 @@ mechanism continuously), and :class:`LoopCheck` compares them with the closure s
 mechanism that left its assembly (a broken linkage, a wrong loop in the URDF, a driver on
 another branch) is visible.  When the closure from the previous solution is refused (a jump
 beyond continuation's budget), a message that carried every dependent joint gives Newton its
-starting point instead (:meth:`LoopCheck.received`).  A continuous joint's values are
+starting point instead (:meth:`LoopCheck.received`; the followers among them, geared rotors
+and mimic joints, are not needed: the closure does not move them).  A continuous joint's values are
 compared modulo a turn: the library keeps a continuous dependent joint in [-pi, pi], a driver
 may count its turns.
 """
@@ -24,10 +25,11 @@ class LoopCheck:
     """Compare a buffer's tracked dependent-joint values with the closure's."""
 
     def __init__(self, buffer: JointStateBuffer, dependent: tuple[str, ...], tolerance: float,
-                 periodic=()):  # fmt: skip
+                 periodic=(), followers=()):  # fmt: skip
         """``dependent``: the loops' dependent joints, in the order the closure gives their
         positions; the buffer tracks exactly them as its ``extra_names``, in any order.
-        ``periodic``: those of them that are continuous joints (compared modulo 2 pi)."""
+        ``periodic``: those of them that are continuous joints (compared modulo 2 pi).
+        ``followers``: those of them that follow a leader (not needed by :meth:`received`)."""
         if sorted(buffer.extra_names) != sorted(dependent):
             raise ValueError("the buffer must track exactly the dependent joints as extra names")
         self.buffer = buffer
@@ -42,6 +44,7 @@ class LoopCheck:
         self._bad = np.empty(len(dependent), dtype=bool)
         self._periodic = np.array([name in set(periodic) for name in dependent], dtype=bool)
         self._any_periodic = bool(self._periodic.any())
+        self._needed = np.array([name not in set(followers) for name in dependent], dtype=bool)
 
     def snapshot(self) -> None:
         """Copy the received values (call under the buffer's lock)."""
@@ -50,21 +53,26 @@ class LoopCheck:
 
     def current(self) -> np.ndarray | None:
         """The buffer's latest values in the order of ``dependent`` if every dependent joint
-        has one, else None (the snapshot is left alone; call under the buffer's lock)."""
-        if not self.buffer.extra_has_position.take(self._index).all():
+        that is not a follower has one (NaN for a follower without one), else None (the
+        snapshot is left alone; call under the buffer's lock)."""
+        has = self.buffer.extra_has_position.take(self._index)
+        if not has[self._needed].all():
             return None
-        return self.buffer.extra_position.take(self._index)
+        return np.where(has, self.buffer.extra_position.take(self._index), np.nan)
 
     def received(self) -> np.ndarray | None:
-        """The snapshot's values in the order of ``dependent`` if every dependent joint was
-        received, else None."""
-        return self._seen.copy() if self._has.all() else None
+        """The snapshot's values in the order of ``dependent`` if every dependent joint that
+        is not a follower was received (NaN for a follower not received), else None."""
+        if not self._has[self._needed].all():
+            return None
+        return np.where(self._has, self._seen, np.nan)
 
     def compare_received(self, seen: np.ndarray, closure: np.ndarray) -> list:
         """:meth:`compare` of the values ``seen`` (every dependent joint, in the order of
-        ``dependent``: a recorded row's) instead of the snapshot's."""
+        ``dependent``: a recorded row's, NaN for a follower not received) instead of the
+        snapshot's."""
         self._seen[:] = seen
-        self._has[:] = True
+        np.logical_not(np.isnan(seen), out=self._has)
         return self.compare(closure)
 
     def compare(self, closure: np.ndarray) -> list[tuple[str, float, float]]:

@@ -169,3 +169,28 @@ def test_dependent_positions_are_checked(kwargs, message):
     # the right size closes
     ok = dyn.closed.close_loops([START + 0.1], dependent=before[1:])
     assert_close(ok, _closed_at_start().full_position([START + 0.1]), 1e-9, "closure")
+
+
+def test_a_followers_received_value_is_not_needed_nor_used():
+    """On the four-bar with a rotor geared 9:1 to the crank, the rotor is a dependent joint
+    (a follower): close_loops(dependent=...) takes NaN or any value there and the rotor
+    follows its leader; a NaN in a loop joint's entry is refused."""
+    from support.urdf_text import four_bar_with_rotor
+
+    text = four_bar_with_rotor(FOUR_BAR.read_text())
+    dyn = Dynamics.from_urdf(text)
+    closed = dyn.closed
+    assert closed.follower_joints == ("rotor",)
+    names = closed.dependent_joints
+    assert set(names) == {"coupler", "rocker", "rotor"}
+    reference = Dynamics.from_urdf(text).full_position([START + 0.1])
+    tree = dyn.tree_joint_names
+    values = np.array([reference[tree.index(n)] for n in names])
+    for rotor_value in (np.nan, 123.0):
+        values[names.index("rotor")] = rotor_value
+        got = Dynamics.from_urdf(text).closed.close_loops([START + 0.1], dependent=values)
+        assert_close(got, reference, 1e-9, "closure")
+        assert got[tree.index("rotor")] == 9.0 * got[tree.index("crank")]
+    values[names.index("coupler")] = np.nan
+    with pytest.raises(ValueError, match="dependent has a NaN or infinite entry"):
+        dyn.closed.close_loops([START + 0.1], dependent=values)

@@ -219,3 +219,31 @@ def test_the_observer_publishes_no_old_estimate_after_a_jump_and_follows_it():
     text = core.log.text()
     assert "momentum observer update failed" not in text
     assert "momentum observer reset: the closed chain jumped" in text
+
+
+def test_after_a_refused_jump_the_linkage_without_its_rotor_starts_newton():
+    """The four-bar with a rotor geared to its crank, the crank revolute, a 300 rad jump: a
+    message carrying the coupler and the rocker but not the rotor (drivers seldom publish a
+    rotor's angle) is enough to close the loop from, as without the rotor."""
+    urdf = four_bar_with_rotor(URDF).replace(
+        '<joint name="crank" type="continuous">',
+        '<joint name="crank" type="revolute">'
+        '<limit lower="-1e4" upper="1e4" effort="10" velocity="10"/>',
+    )
+    names = ["crank", "coupler", "rocker"]
+    far = 300.3
+    angle = float(np.arctan2(np.sin(far), np.cos(far)))
+    geared = Dynamics.from_urdf(four_bar_with_rotor(URDF))
+    at_far = geared.close_loops([angle], guess=[angle, 0.0, 0.5, 9.0 * angle])
+    tree = geared.tree_joint_names
+    core = Core(urdf, mimic_tolerance=1e-3)
+    start = Dynamics.from_urdf(four_bar_with_rotor(URDF)).close_loops(
+        [0.3], guess=[0.3, 0.0, 0.5, 2.7]
+    )
+    linkage = [tree.index("coupler"), tree.index("rocker")]
+    assert core.joint_state(names, [0.3, *start[linkage]], [1.0, 0.0, 0.0], stamp_ns=1)
+    assert core.joint_state(names, [far, *at_far[linkage]], [1.0, 0.0, 0.0], stamp_ns=2)
+    assert len(core.published) == 2, core.log.text()
+    _, _, C = geared.coriolis([angle], [1.0])
+    np.testing.assert_allclose(core.published[1][1]["coriolis_matrix"].reshape(1, 1), C,
+                               rtol=1e-9)  # fmt: skip

@@ -336,6 +336,35 @@ def test_loop_check_current_and_a_recorded_row_s_values():
     ]
 
 
+def test_loop_check_does_not_need_the_followers_values():
+    """A closed chain's followers (a rotor geared to the crank) are dependent joints the closure
+    does not move: received() and current() need every other one, NaN for a follower not
+    received; a recorded row's NaN is not compared, its value is."""
+    buf = JointStateBuffer(("crank",), extra_names=("rotor", "coupler", "rocker"))
+    check = LoopCheck(buf, ("coupler", "rocker", "rotor"), 0.25, followers=("rotor",))
+    buf.update(["coupler"], [1.0], [], 0, "s", 0.0)
+    check.snapshot()
+    assert check.current() is None and check.received() is None  # the rocker is needed
+    buf.update(["rocker"], [-2.0], [], 0, "s", 0.0)
+    check.snapshot()
+    for got in (check.current(), check.received()):
+        assert got[:2].tolist() == [1.0, -2.0] and np.isnan(got[2])
+    buf.update(["rotor"], [9.0], [], 0, "s", 0.0)
+    check.snapshot()
+    assert check.current().tolist() == check.received().tolist() == [1.0, -2.0, 9.0]
+    closure = np.array([1.0, -2.0, 9.0])
+    assert check.compare_received(np.array([1.0, -2.0, np.nan]), closure) == []
+    assert check.compare_received(np.array([1.0, -2.0, 9.2500001]), closure) == [
+        ("rotor", 9.2500001, 9.0)
+    ]
+    # without followers named, every dependent joint is needed (the rotor too)
+    strict = JointStateBuffer(("crank",), extra_names=("rotor", "coupler", "rocker"))
+    every = LoopCheck(strict, ("coupler", "rocker", "rotor"), 0.25)
+    strict.update(["coupler", "rocker"], [1.0, -2.0], [], 0, "s", 0.0)
+    every.snapshot()
+    assert every.current() is None and every.received() is None
+
+
 # ---------------------------------------------------------------- observer feed
 
 
