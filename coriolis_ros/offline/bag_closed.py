@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bag_output import MATRIX_FIELDS, MATRIX_NAMES, TERM_FIELDS, VECTOR_NAMES, tick_terms
+from .bag_output import MATRIX_FIELDS, TERM_FIELDS, store_tick, tick_terms
 
 REFUSED = "refused by the model: not published"
 
@@ -54,14 +54,7 @@ def closed_terms(dyn, rec, fields=TERM_FIELDS, progress=None) -> tuple[dict, np.
             keep[t] = False
             refusal = refusal or str(exc)
             continue
-        for name, value in zip(MATRIX_NAMES, matrices, strict=True):
-            if name in out:
-                out[name][t] = value
-        for name, value in zip(VECTOR_NAMES, vectors, strict=True):
-            if name in out:
-                out[name][t] = value
-        if "gravity_force" in out:
-            out["gravity_force"][t] = g
+        store_tick(out, t, matrices, vectors, g)
         if received[t] is not None and rec.loop_check is not None:
             bad = rec.loop_check.compare_received(received[t], closed.dependent_positions())
             if bad:

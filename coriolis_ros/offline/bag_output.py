@@ -102,6 +102,18 @@ def tick_terms(dyn, q, qd, matrices, vectors, g) -> None:
     dyn.gravity(q, out=g)
 
 
+def store_tick(out: dict, t: int, matrices, vectors, g) -> None:
+    """Row t of the requested fields of ``out`` from one :func:`tick_terms`' outputs."""
+    for name, value in zip(MATRIX_NAMES, matrices, strict=True):
+        if name in out:
+            out[name][t] = value
+    for name, value in zip(VECTOR_NAMES, vectors, strict=True):
+        if name in out:
+            out[name][t] = value
+    if "gravity_force" in out:
+        out["gravity_force"][t] = g
+
+
 def _closed_rows(dyn, Q, V, out: dict, progress, chunk: int) -> None:
     """A closed chain's rows of :func:`compute_terms`, one after the other (``progress``
     after every ``chunk`` rows and the last, as the batched path reports)."""
@@ -119,14 +131,7 @@ def _closed_rows(dyn, Q, V, out: dict, progress, chunk: int) -> None:
             tick_terms(dyn, Q[t], V[t], matrices, vectors, g)
         except ValueError as exc:
             raise ValueError(f"row {t}: {exc}") from None
-        for name, value in zip(MATRIX_NAMES, matrices, strict=True):
-            if name in out:
-                out[name][t] = value
-        for name, value in zip(VECTOR_NAMES, vectors, strict=True):
-            if name in out:
-                out[name][t] = value
-        if "gravity_force" in out:
-            out["gravity_force"][t] = g
+        store_tick(out, t, matrices, vectors, g)
         if progress is not None and (t % chunk == chunk - 1 or t == T - 1):
             progress(t + 1, T)
 
