@@ -60,12 +60,26 @@ def _options_key(model_options) -> str:
         ) from None
 
 
+def _model(urdf: str, gravity, options):
+    """The worker's cached instance (``options``: a mapping, or its :func:`_options_key`)."""
+    key = options if isinstance(options, str) else _options_key(options)
+    try:
+        return _dynamics(urdf, tuple(float(g) for g in gravity), key)
+    except TypeError as exc:  # a keyword from_urdf does not take
+        raise ValueError(f"model_options: {exc}") from None
+
+
 def terms_block(urdf: str, gravity, Q: np.ndarray, V: np.ndarray, fields, options="{}") -> dict:
     """Every requested CoriolisState term for the rows of one block (a pure function: the
     cached instance is never called, only its clones, so a closed chain's block starts from
-    the model's neutral closure on every worker)."""
-    dyn = _dynamics(urdf, tuple(float(g) for g in gravity), options).clone()
-    return _bag.compute_terms(dyn, Q, V, tuple(fields))
+    the model's neutral closure on every worker).  ``options``: from_urdf's keywords."""
+    return _bag.compute_terms(_model(urdf, gravity, options).clone(), Q, V, tuple(fields))
+
+
+def has_loops(urdf: str, gravity, options="{}") -> bool:
+    """True if the model has closed loops (run on a worker: the URDF is read where the
+    blocks will be computed, and the client loads no model)."""
+    return _model(urdf, gravity, options).closed is not None
 
 
 def terms_on_cluster(
@@ -88,11 +102,8 @@ def terms_on_cluster(
     V = np.asarray(V, dtype=np.float64)
     if Q.ndim != 2 or V.ndim != 2 or Q.shape[0] != V.shape[0]:
         raise ValueError(f"Q and V must be (T, n) arrays with the same T, got {Q.shape}, {V.shape}")
-    try:  # built here first: a bad model or option is named before anything is submitted
-        dyn = _dynamics(urdf, tuple(float(g) for g in gravity), options)
-    except TypeError as exc:  # a keyword from_urdf does not take
-        raise ValueError(f"model_options: {exc}") from None
-    if dyn.closed is not None:
+    # asked of a worker first: a bad model or option is named before the blocks are submitted
+    if client.submit(has_loops, urdf, tuple(gravity), options, pure=True).result():
         rows_per_task = max(1, Q.shape[0])
     starts = range(0, Q.shape[0], rows_per_task)
     futures = [

@@ -153,6 +153,22 @@ def test_model_options_reach_the_workers(client):
                           _bits(offline.compute_terms(bare, Q, V)["mass_matrix"]))  # fmt: skip
 
 
+def test_terms_block_takes_the_options_as_a_mapping_too():
+    from coriolis_ros.offline.distributed import terms_block
+
+    urdf = robot_urdf("arm7")
+    _, Q, V = trajectory(7, 4, seed=2)
+    text = ('{"rotors": {"joint2": {"gear_ratio": 100.0, '
+            '"inertia": [3e-05, 5e-05, 3e-05, 0.0, 0.0, 0.0], "mass": 0.3}}}')  # fmt: skip
+    as_text = terms_block(urdf, (0.0, 0.0, -9.81), Q, V, ("mass_matrix",), text)
+    as_dict = terms_block(urdf, (0.0, 0.0, -9.81), Q, V, ("mass_matrix",),
+                          {"rotors": {"joint2": ROTORS["joint2"]}})  # fmt: skip
+    local = offline.compute_terms(Dynamics.from_urdf(urdf, rotors={"joint2": ROTORS["joint2"]}),
+                                  Q, V, ("mass_matrix",))  # fmt: skip
+    assert np.array_equal(_bits(as_text["mass_matrix"]), _bits(local["mass_matrix"]))
+    assert np.array_equal(_bits(as_dict["mass_matrix"]), _bits(local["mass_matrix"]))
+
+
 def test_model_options_must_be_plain_data(client):
     _, Q, V = trajectory(7, 5, seed=1)
     with pytest.raises(ValueError, match="model_options"):
