@@ -89,9 +89,10 @@ class ClosedChain(RowByRowBatches):
         tree = spanning_tree(model)
         self.tree_dynamics = tree_dynamics
         self.followers = (*model.mimic, *model.couplings)  # (name, leader, ratio, offset)
+        engine = tree_dynamics.engine
         self.closure = c = LoopClosure(
             tree, model.loops, independent_joints, dict(model.independent_flags),
-            followers=self.followers,
+            followers=self.followers, scratch=engine.ws.size,
         )  # fmt: skip
         names = tuple(tree.joint_names[i] for i in c.independent)
         positions = tuple(tree.position_names[i] for i in c.keep)
@@ -99,9 +100,10 @@ class ClosedChain(RowByRowBatches):
         self.tree = tree
         self.nq, self.nv = len(positions), len(names)
         self.n = tree.nv
-        engine = tree_dynamics.engine
-        self._mf, self._tws = engine.mf, engine.ws  # the tree's model arrays and workspace
-        self._tree_gamma = None  # the tree's Gamma (n, n, n) and scratch, on first use
+        # the tree's model arrays, and after the closure's arrays a workspace of the size of
+        # the tree's own (:func:`.kernels.closed_entry.unpack`)
+        self._mf, self._packed = engine.mf, c.packed
+        self._tree_gamma = None  # the tree's Gamma (n, n, n) and scratch X, on first use
         self._mat = (self.nv, self.nv)
         kernels = c._k
         self._update_kernel = kernels["update"]
@@ -159,19 +161,24 @@ class ClosedChain(RowByRowBatches):
             self._fail(status, q)
         return c.last, c.A, c.dA
 
-    def close_loops(self, y, guess=None) -> np.ndarray:
+    def close_loops(self, y, guess=None, dependent=None) -> np.ndarray:
         """The tree configuration (every tree joint, dependent ones included) that closes every
         loop at the independent configuration ``y``, by Newton from ``guess`` (a tree
-        configuration; default: continuation from the last solution). Later calls start from
-        the result."""
+        configuration), or from the last solution with the :attr:`dependent_joints` at the
+        positions ``dependent`` (what a joint state brought); default: continuation from the
+        last solution. Later calls start from the result."""
         y = self.check_vector(y, self.nq, "y")
         c = self.closure
-        if guess is None:
-            full = c.last.copy()
-        else:
+        if guess is not None and dependent is not None:
+            raise ValueError("give guess or dependent, not both")
+        if guess is not None:
             full = self.check_vector(guess, self.tree.nq, "guess")
+        else:
+            full = c.last.copy()
+            if dependent is not None:
+                full[c.dependent_q] = self.check_vector(dependent, c.dependent_q.size, "dependent")
         full[c.keep] = y
-        return c.close(full, continuation=guess is None).copy()
+        return c.close(full, continuation=guess is None and dependent is None).copy()
 
     def full_position(self, q) -> np.ndarray:
         """The closed tree configuration at the independent configuration q."""
@@ -277,11 +284,11 @@ class ClosedChain(RowByRowBatches):
             out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
         try:
             a, b, d = out
-            status = self._coriolis_kernel(self._mf, c.ci, c.cf, c.cw, q, qd, self._tws, a, b, d)
+            status = self._coriolis_kernel(self._mf, c.ci, self._packed, q, qd, a, b, d)
         except (TypeError, ValueError):
             out = self._out(out, [self._mat] * 3)
             q, qd = self.check_vector(q, self.nq, "q"), self.check_vector(qd, self.nv, "qd")
-            status = self._coriolis_kernel(self._mf, c.ci, c.cf, c.cw, q, qd, self._tws, *out)
+            status = self._coriolis_kernel(self._mf, c.ci, self._packed, q, qd, *out)
         if status:
             self._fail(status, q, qd, out, [self._mat] * 3)
         return out
@@ -293,25 +300,26 @@ class ClosedChain(RowByRowBatches):
         n = self.nv
         if out is None:
             out = np.empty((n, n, n))
-        if self._tree_gamma is None:
-            self._tree_gamma = (np.empty((self.n,) * 3), np.empty((self.n, self.n, n)))
-        G, X = self._tree_gamma
+        if self._tree_gamma is None:  # G (n, n, n), then X (n, n, nv), one array
+            self._tree_gamma = np.empty(self.n**3 + self.n * self.n * n)
+        gx = self._tree_gamma
         c = self.closure
         if method != "algorithm2":
             (out,) = self._out(out, [(n, n, n)])
             full, A, dA = self._state(q)
-            self.tree_dynamics.christoffel(full, out=G, method=method)
+            G = self.tree_dynamics.christoffel(full, out=gx[: self.n**3].reshape((self.n,) * 3),
+                                               method=method)  # fmt: skip
             M = self.tree_dynamics.mass_matrix(full)
             out[...] = np.einsum("ai,bj,ck,abc->ijk", A, A, A, G, optimize=True)
             out += np.einsum("ai,ab,bjk->ijk", A, M, dA, optimize=True)
             self._finite(out)
             return out
         try:
-            status = self._christoffel_kernel(self._mf, c.ci, c.cf, c.cw, q, self._tws, G, X, out)
+            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, gx, out)
         except (TypeError, ValueError):
             (out,) = self._out(out, [(n, n, n)])
             q = self.check_vector(q, self.nq, "q")
-            status = self._christoffel_kernel(self._mf, c.ci, c.cf, c.cw, q, self._tws, G, X, out)
+            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, gx, out)
         if status:
             self._fail(status, q, None, (out,), [(n, n, n)])
         return out

@@ -200,8 +200,8 @@ def _kernels():
         "jacobian": compile_frozen(lc.jacobian, (i2, i3, f2, f3, i1, f2, f2, f2), types.none),
         "close_loops": compile_frozen(ce.close_loops, (i1, f1, f1, types.boolean)),
         "update": compile_frozen(ce.update, (i1, f1, f1, f1)),
-        "coriolis": compile_frozen(ce.closed_coriolis, (RF2, i1, f1, f1, f1, f1, f2, f2, f2, f2)),
-        "christoffel": compile_frozen(ce.closed_christoffel, (RF2, i1, f1, f1, f1, f2, f3, f3, f3)),
+        "coriolis": compile_frozen(ce.closed_coriolis, (RF2, i1, f1, f1, f1, f2, f2, f2)),
+        "christoffel": compile_frozen(ce.closed_christoffel, (RF2, i1, f1, f1, f1, f3)),
     }
 
 
@@ -216,7 +216,7 @@ class LoopClosure:
     each loop, chosen by a rank-revealing factorization of K at the neutral configuration).
     """
 
-    def __init__(self, tree: Model, loops, independent=None, flags=None, followers=()):
+    def __init__(self, tree: Model, loops, independent=None, flags=None, followers=(), scratch=0):
         self.tree = tree
         self.loops = tuple(loops)
         n = tree.nv
@@ -272,7 +272,7 @@ class LoopClosure:
         self.independent = np.flatnonzero(keep)
         # every joint that is not a coordinate: the loops' dependent joints and the followers
         self.not_coordinates = np.sort(np.concatenate([self.dependent, self.follow[:, 0]]))
-        self._pack_map()
+        self._pack_map(scratch)
 
     # ------------------------------------------------------------------ structure
 
@@ -402,11 +402,11 @@ class LoopClosure:
         self._fk = np.zeros((L, 10, 3))  # the loops' frames at the placements
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
-    def _pack_map(self) -> None:
-        """The packed arrays of :mod:`.kernels.closed_entry` (after the split is chosen), with
-        numpy views of the workspace regions read here: ``last`` (the last closed
-        configuration), ``target`` (the configuration to close), ``A``, ``dA``, ``info`` and
-        ``residual``."""
+    def _pack_map(self, scratch: int) -> None:
+        """The packed arrays of :mod:`.kernels.closed_entry` (cf, cw and ``scratch`` doubles
+        are views of ``packed``), with views of the workspace regions read here: ``last``
+        (the last closed configuration), ``target`` (the configuration to close), ``A``,
+        ``dA``, ``info`` and ``residual``."""
         from .kernels import closed_entry as ce
 
         n, nq, L = self.tree.nv, self.tree.nq, len(self.loops)
@@ -440,10 +440,10 @@ class LoopClosure:
         for w, (at, _) in enumerate(regions):
             ci[ce.I_W + w] = at
         params = [CLOSURE_TOL * self._scale, MAX_STEP, RANK_RTOL, SINGULAR_RTOL]
-        cf = np.concatenate([self._tree_f.ravel(), self._loop_f.ravel(), params,
-                             self.follow_f.ravel()])  # fmt: skip
-        cw = np.zeros(size_w)
-        self.ci, self.cf, self.cw = ci, np.ascontiguousarray(cf), cw
+        packed = np.concatenate([self._tree_f.ravel(), self._loop_f.ravel(), params,
+                                 self.follow_f.ravel(), np.zeros(size_w + scratch)])  # fmt: skip
+        cw = packed[size_f : size_f + size_w]  # then ``scratch`` doubles for the tree's kernels
+        self.ci, self.cf, self.cw, self.packed = ci, packed[:size_f], cw, packed
 
         def view(region, shape):
             at, size = regions[region]

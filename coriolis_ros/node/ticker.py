@@ -209,11 +209,8 @@ class Ticker:
         received = model.loop_check.received()
         if received is None:
             return False
-        closed = model.dyn.closed
-        guess = closed.closure.last.copy()
-        guess[closed.closure.dependent_q] = received
         try:
-            model.dyn.close_loops(model.out.q, guess=guess)
+            model.dyn.closed.close_loops(model.out.q, dependent=received)
         except ValueError as exc:
             raise ValueError(f"{refused}; from the dependent joints received: {exc}") from None
         return True

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bag_output import MATRIX_FIELDS, TERM_FIELDS
+from .bag_output import MATRIX_FIELDS, MATRIX_NAMES, TERM_FIELDS, VECTOR_NAMES, tick_terms
 
 REFUSED = "refused by the model: not published"
 
@@ -39,29 +39,25 @@ def closed_terms(dyn, rec, fields=TERM_FIELDS, progress=None) -> tuple[dict, np.
         q, qd = rec.position[t], rec.velocity[t]
         try:
             try:
-                _tick(dyn, q, qd, matrices, vectors, g)
+                tick_terms(dyn, q, qd, matrices, vectors, g)
             except ValueError as exc:
                 if received[t] is None:
                     raise
-                guess = closed.closure.last.copy()
-                guess[closed.closure.dependent_q] = received[t]
                 try:
-                    dyn.close_loops(q, guess)
+                    closed.close_loops(q, dependent=received[t])
                 except ValueError as again:
                     raise ValueError(
                         f"{exc}; from the dependent joints received: {again}"
                     ) from None
-                _tick(dyn, q, qd, matrices, vectors, g)
+                tick_terms(dyn, q, qd, matrices, vectors, g)
         except ValueError as exc:
             keep[t] = False
             refusal = refusal or str(exc)
             continue
-        for name, value in zip(("mass_matrix", "mass_matrix_derivative", "coriolis_matrix"),
-                               matrices):  # fmt: skip
+        for name, value in zip(MATRIX_NAMES, matrices, strict=True):
             if name in out:
                 out[name][t] = value
-        for name, value in zip(("coriolis_force", "coriolis_transpose_force", "momentum"),
-                               vectors):  # fmt: skip
+        for name, value in zip(VECTOR_NAMES, vectors, strict=True):
             if name in out:
                 out[name][t] = value
         if "gravity_force" in out:
@@ -85,10 +81,3 @@ def closed_terms(dyn, rec, fields=TERM_FIELDS, progress=None) -> tuple[dict, np.
             f"{rec.loop_check.tolerance:g} (not used): {off}, first: {first}"
         )
     return out, keep
-
-
-def _tick(dyn, q, qd, matrices, vectors, g) -> None:
-    """What the node's tick computes at one state, in its order."""
-    dyn.coriolis(q, qd, out=matrices)
-    dyn.coriolis_vectors(q, qd, out=vectors)
-    dyn.gravity(q, out=g)

@@ -26,6 +26,10 @@ VECTOR_FIELDS = ("coriolis_force", "coriolis_transpose_force", "gravity_force", 
 MATRIX_FIELDS = ("coriolis_matrix", "mass_matrix", "mass_matrix_derivative")
 TERM_FIELDS = MATRIX_FIELDS + VECTOR_FIELDS
 
+# The outputs of coriolis and coriolis_vectors, in their order.
+MATRIX_NAMES = ("mass_matrix", "mass_matrix_derivative", "coriolis_matrix")
+VECTOR_NAMES = ("coriolis_force", "coriolis_transpose_force", "momentum")
+
 CHUNK = 2048  # rows per batched call: a progress step, and bounded temporaries
 
 
@@ -33,11 +37,15 @@ CHUNK = 2048  # rows per batched call: a progress step, and bounded temporaries
 
 
 def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHUNK) -> dict:
-    """Every requested CoriolisState term for each row of Q, V (a pure function of its inputs).
+    """Every requested CoriolisState term for each row of Q, V (a pure function of its inputs
+    and, on a closed chain, of the closure ``dyn`` starts from).
 
     Returns {field name: array}: vectors (T, n), matrices (T, n, n); equal, row by row and
     bitwise, to the library's single-state calls (``coriolis``, ``coriolis_vectors``,
-    ``gravity``) on that row.
+    ``gravity``) on that row.  On a closed chain every call closes the loops from the last
+    closure, so the rows are computed one after the other in the node's order
+    (:func:`tick_terms`): equal bitwise to the node's messages for the same states, and a
+    refused row is a ``ValueError`` naming it.
     """
     unknown = set(fields) - set(TERM_FIELDS)
     if unknown:
@@ -48,6 +56,9 @@ def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHU
     out = {}
     for name in fields:
         out[name] = np.empty((T, n, n) if name in MATRIX_FIELDS else (T, n))
+    if dyn.closed is not None:
+        _closed_rows(dyn, Q, V, out, progress)
+        return out
     want_matrices = any(f in out for f in MATRIX_FIELDS)
     want_vectors = any(f in out for f in ("coriolis_force", "coriolis_transpose_force", "momentum"))
     scratch_m = [None] * 3
@@ -81,6 +92,39 @@ def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHU
         if progress is not None:
             progress(b, T)
     return out
+
+
+def tick_terms(dyn, q, qd, matrices, vectors, g) -> None:
+    """What the node's tick computes at one state, in its order: (M, Mdot, C), then
+    (C qd, C^T qd, M qd) and g, which on a closed chain find the loops closed at q."""
+    dyn.coriolis(q, qd, out=matrices)
+    dyn.coriolis_vectors(q, qd, out=vectors)
+    dyn.gravity(q, out=g)
+
+
+def _closed_rows(dyn, Q, V, out: dict, progress) -> None:
+    """A closed chain's rows of :func:`compute_terms`, one after the other."""
+    T, n = Q.shape[0], dyn.nv
+    if V.shape != Q.shape or Q.ndim != 2 or Q.shape[1] != dyn.nq:
+        raise ValueError(f"Q and V must be (T, {dyn.nq}) arrays, got {Q.shape} and {V.shape}")
+    matrices = tuple(np.empty((n, n)) for _ in range(3))
+    vectors = tuple(np.empty(n) for _ in range(3))
+    g = np.empty(n)
+    for t in range(T):
+        try:
+            tick_terms(dyn, Q[t], V[t], matrices, vectors, g)
+        except ValueError as exc:
+            raise ValueError(f"row {t}: {exc}") from None
+        for name, value in zip(MATRIX_NAMES, matrices, strict=True):
+            if name in out:
+                out[name][t] = value
+        for name, value in zip(VECTOR_NAMES, vectors, strict=True):
+            if name in out:
+                out[name][t] = value
+        if "gravity_force" in out:
+            out["gravity_force"][t] = g
+        if progress is not None and (t % CHUNK == CHUNK - 1 or t == T - 1):
+            progress(t + 1, T)
 
 
 def model_rows(dyn, Q, V) -> np.ndarray:
@@ -183,8 +227,7 @@ def find_msg_definition() -> str:
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8")
     raise FileNotFoundError(
-        "msg/CoriolisState.msg not found under share/coriolis_ros/msg of "
-        f"{', '.join(prefixes)}"
+        f"msg/CoriolisState.msg not found under share/coriolis_ros/msg of {', '.join(prefixes)}"
     )
 
 

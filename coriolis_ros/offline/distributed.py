@@ -19,7 +19,11 @@ arguments (arrays, URDF text, file paths), never on the worker that runs them, s
 * :func:`terms_on_cluster` cuts (Q, V) into row blocks, computes every CoriolisState term
   of each block on a worker (:func:`coriolis_ros.offline.bag.compute_terms`) and
   concatenates: row for row, bitwise equal to the local batched calls, because each row's
-  result does not depend on the rows computed with it.
+  result does not depend on the rows computed with it.  A closed chain's rows do (each
+  closes its loops from the one before): its rows go to one task, in order, from the
+  model's neutral closure, bitwise equal to ``compute_terms`` on a new instance.
+  ``model_options`` are :meth:`~coriolis_ros.dynamics.Dynamics.from_urdf`'s (rotors,
+  rotor_model, independent_joints, ...), as ``coriolis-ros bag`` takes them.
 
 Workers build the :class:`~coriolis_ros.dynamics.Dynamics` from the URDF text themselves
 (cached per worker process) and load the compiled kernels from Numba's on-disk cache (or
@@ -29,6 +33,7 @@ compile them once per machine).
 from __future__ import annotations
 
 import functools
+import json
 import os
 
 import numpy as np
@@ -37,15 +42,29 @@ from . import bag as _bag
 
 
 @functools.lru_cache(maxsize=8)
-def _dynamics(urdf: str, gravity: tuple[float, float, float]):
+def _dynamics(urdf: str, gravity: tuple[float, float, float], options: str):
     from coriolis_ros.dynamics import Dynamics
 
-    return Dynamics.from_urdf(urdf, gravity=gravity)  # mimic joints follow, as in the bag reader
+    # mimic joints follow, as in the bag reader; ``options``: from_urdf's keywords as JSON
+    return Dynamics.from_urdf(urdf, gravity=gravity, **json.loads(options))
 
 
-def terms_block(urdf: str, gravity, Q: np.ndarray, V: np.ndarray, fields) -> dict:
-    """Every requested CoriolisState term for the rows of one block (a pure function)."""
-    dyn = _dynamics(urdf, tuple(float(g) for g in gravity)).clone()
+def _options_key(model_options) -> str:
+    """from_urdf's keyword arguments as a canonical JSON text (the per-worker cache's key)."""
+    try:
+        return json.dumps(dict(model_options or {}), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"model_options must be from_urdf's keyword arguments as plain numbers, strings, "
+            f"lists and dicts (a rotors file's content, say): {exc}"
+        ) from None
+
+
+def terms_block(urdf: str, gravity, Q: np.ndarray, V: np.ndarray, fields, options="{}") -> dict:
+    """Every requested CoriolisState term for the rows of one block (a pure function: the
+    cached instance is never called, only its clones, so a closed chain's block starts from
+    the model's neutral closure on every worker)."""
+    dyn = _dynamics(urdf, tuple(float(g) for g in gravity), options).clone()
     return _bag.compute_terms(dyn, Q, V, tuple(fields))
 
 
@@ -58,14 +77,23 @@ def terms_on_cluster(
     gravity=(0.0, 0.0, -9.81),
     fields=_bag.TERM_FIELDS,
     rows_per_task: int = 20_000,
+    model_options=None,
 ) -> dict:
-    """:func:`coriolis_ros.offline.bag.compute_terms` on the cluster, in row blocks."""
+    """:func:`coriolis_ros.offline.bag.compute_terms` on the cluster, in row blocks (a closed
+    chain's rows in one block: each row's closure starts from the row before)."""
     if rows_per_task < 1:
         raise ValueError("rows_per_task must be at least 1")
+    options = _options_key(model_options)
     Q = np.asarray(Q, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     if Q.ndim != 2 or V.ndim != 2 or Q.shape[0] != V.shape[0]:
         raise ValueError(f"Q and V must be (T, n) arrays with the same T, got {Q.shape}, {V.shape}")
+    try:  # built here first: a bad model or option is named before anything is submitted
+        dyn = _dynamics(urdf, tuple(float(g) for g in gravity), options)
+    except TypeError as exc:  # a keyword from_urdf does not take
+        raise ValueError(f"model_options: {exc}") from None
+    if dyn.closed is not None:
+        rows_per_task = max(1, Q.shape[0])
     starts = range(0, Q.shape[0], rows_per_task)
     futures = [
         client.submit(
@@ -75,13 +103,14 @@ def terms_on_cluster(
             Q[a : a + rows_per_task],
             V[a : a + rows_per_task],
             tuple(fields),
+            options,
             pure=True,
         )
         for a in starts
     ]
     blocks = client.gather(futures)
     if not blocks:  # no rows: compute the (empty) shapes locally
-        return terms_block(urdf, gravity, Q, V, fields)
+        return terms_block(urdf, gravity, Q, V, fields, options)
     return {key: np.concatenate([b[key] for b in blocks]) for key in blocks[0]}
 
 

@@ -127,3 +127,45 @@ def test_a_revolute_lead_joint_beyond_the_budget_is_refused_by_name(sign):
     q = dyn.close_loops(y, guess=guess)
     assert q[dyn.tree_joint_names.index("crank")] == y[0]
     assert np.all(np.isfinite(dyn.coriolis(y, [1.0])[2]))
+
+
+def test_dependent_positions_received_start_newton_as_a_guess_would():
+    """closed.close_loops(y, dependent=...) (the node's and the bag reader's way back after a
+    refused jump): Newton from the last solution with the dependent joints at the values
+    given, the same tree positions as from the guess they make, and then the loops close
+    beyond continuation's budget, at the wrapped angle's dependent positions."""
+    dyn = _revolute_crank()
+    crank = dyn.tree_joint_names.index("crank")
+    y = np.array([START + BUDGET * STEP + 0.01])
+    wrapped = _closed_at_start().full_position([np.remainder(y[0], 2 * np.pi)])
+    names = dyn.closed.dependent_joints
+    received = wrapped[[dyn.tree_joint_names.index(n) for n in names]]
+    guess = dyn.full_position([START]).copy()
+    guess[[dyn.tree_joint_names.index(n) for n in names]] = received
+    guess[crank] = y[0]
+    by_guess = _revolute_crank().close_loops(y, guess=guess)
+    got = dyn.closed.close_loops(y, dependent=received)
+    assert np.array_equal(got, by_guess)
+    assert got[crank] == y[0]
+    others = [i for i in range(len(got)) if i != crank]
+    assert_close(got[others], wrapped[others], 1e-9, "dependent joints")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"dependent": [0.1]}, r"dependent must have shape \(2,\), got \(1,\)"),
+        ({"dependent": [0.1, np.nan]}, r"dependent has a NaN or infinite entry"),
+        ({"dependent": [0.1, 0.2], "guess": [0.3, 0.1, 0.2]}, r"guess or dependent, not both"),
+    ],
+)
+def test_dependent_positions_are_checked(kwargs, message):
+    dyn = _closed_at_start()
+    assert len(dyn.closed.dependent_joints) == 2
+    before = dyn.full_position([START]).copy()
+    with pytest.raises(ValueError, match=message):
+        dyn.closed.close_loops([START + 0.1], **kwargs)
+    assert np.array_equal(dyn.full_position([START]), before)
+    # the right size closes
+    ok = dyn.closed.close_loops([START + 0.1], dependent=before[1:])
+    assert_close(ok, _closed_at_start().full_position([START + 0.1]), 1e-9, "closure")

@@ -49,6 +49,7 @@ from .kinematics import (
     disjoint,
     square_ok,
 )
+from .spatial import WS_WIDTH
 from .views import shaped
 from .loop_closure import CLOSED, FOLLOWER_RANGE, S3_ROWS, S6_ROWS, closed_state
 
@@ -74,6 +75,7 @@ I_W = 21  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
  W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD, W_FR, W_CHORD) = range(35)  # fmt: skip
+W_LAST_REGION = W_CHORD  # (of size 1)
 HEADER = I_W + 35
 # cf: the tree's geometry (n x 12), the loops' (L x 27), then these four, then the followers'
 # (ratio, offset) pairs
@@ -295,10 +297,23 @@ def update(ci, cf, cw, y):
     return 0
 
 
+@njit(**_VIEWS)
+def unpack(ci, packed):
+    """(cf, cw, tws) from ``packed`` (LoopClosure.packed): cf, cw, then the tree kernels'
+    workspace (WS_WIDTH columns).  The entry points take the one array: each array argument
+    costs the caller's dispatch about a tenth of a microsecond, a four-bar's whole Cbar ten."""
+    nf = 12 * ci[I_N] + 27 * ci[I_L] + P_FOLLOWERS + 2 * ci[I_NF]
+    nw = ci[I_W + W_LAST_REGION] + 1
+    rows = (packed.shape[0] - nf - nw) // WS_WIDTH
+    tws = shaped(packed[nf + nw : nf + nw + rows * WS_WIDTH], (rows, WS_WIDTH))
+    return packed[:nf], packed[nf : nf + nw], tws
+
+
 @njit(nogil=True, **_OPTS)
-def closed_coriolis(mf, ci, cf, cw, y, yd, tws, Mbar, Mbardot, Cbar):
+def closed_coriolis(mf, ci, packed, y, yd, Mbar, Mbardot, Cbar):
     """Mbar, Mbardot and Cbar at (y, ydot): the loops closed at y, the tree's M, Mdot, C at
     (q(y), A ydot) by Algorithm 1, reduced (:func:`.closed_reduction.reduce_coriolis`)."""
+    cf, cw, tws = unpack(ci, packed)
     n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
     if yd.shape[0] != ny:
         return SIZE_QD
@@ -333,18 +348,21 @@ def closed_coriolis(mf, ci, cf, cw, y, yd, tws, Mbar, Mbardot, Cbar):
 
 
 @njit(nogil=True, **_OPTS)
-def closed_christoffel(mf, ci, cf, cw, y, tws, G, X, out):
+def closed_christoffel(mf, ci, packed, y, gx, out):
     """Gammabar at y: the loops closed at y, the tree's Gamma (Algorithm 2) and M at q(y)
-    into G (n, n, n) and the workspace, reduced into out (ny, ny, ny); X (n, n, ny) scratch."""
+    into G (n, n, n) and the workspace, reduced into out (ny, ny, ny).  ``gx``: G, then
+    X (n, n, ny), scratch, n^3 + n^2 ny doubles."""
+    cf, cw, tws = unpack(ci, packed)
     n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
     if not (out.shape[0] == ny and out.shape[1] == ny and out.shape[2] == ny):
         return SIZE_OUT
-    if not (G.shape[0] == n and G.shape[1] == n and G.shape[2] == n):
+    if gx.shape[0] != n * n * n + n * n * ny:
         return SIZE_OUT
-    if not (X.shape[0] == n and X.shape[1] == n and X.shape[2] == ny):
-        return SIZE_OUT
-    if not disjoint(G, X, out):
+    if not (gx.ctypes.data + gx.nbytes <= out.ctypes.data
+            or out.ctypes.data + out.nbytes <= gx.ctypes.data):  # fmt: skip
         return OVERLAP
+    G = shaped(gx[: n * n * n], (n, n, n))
+    X = shaped(gx[n * n * n :], (n, n, ny))
     status = update(ci, cf, cw, y)
     if status:
         return status
