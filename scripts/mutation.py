@@ -138,7 +138,11 @@ TARGETS = {
                               "test_load_rotors_names_a_missing_file"],
     "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
                                  "test/unit/test_dynamics_loops.py",
-                                 "test/unit/test_dynamics_loop_neutral.py"],
+                                 "test/unit/test_dynamics_loop_neutral.py",
+                                 "test/unit/test_dynamics_loop_jumps.py::"
+                                 "test_dependent_positions_received_start_newton_as_a_guess_would",
+                                 "test/unit/test_dynamics_loop_jumps.py::"
+                                 "test_dependent_positions_are_checked"],
     "dynamics/loops.py": ["test/unit/test_mutants_loops.py",
                           "test/unit/test_dynamics_loops.py",
                           "test/unit/test_dynamics_loop_jumps.py",
