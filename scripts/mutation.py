@@ -137,6 +137,13 @@ TARGETS = {
                               "test/integration/test_rotors_frontends.py::"
                               "test_load_rotors_names_a_missing_file"],
     "dynamics/closed_chain.py": ["test/unit/test_mutants_closed_chain.py",
+                                 "test/unit/test_dynamics_loop_precision.py::"
+                                 "test_rates_beyond_the_bound_in_the_tree_name_the_joint_not_an_"
+                                 "internal_error",
+                                 "test/unit/test_dynamics_loop_jumps.py::"
+                                 "test_dependent_positions_received_start_newton_as_a_guess_would",
+                                 "test/unit/test_dynamics_loop_jumps.py::"
+                                 "test_dependent_positions_are_checked",
                                  "test/unit/test_dynamics_loops.py",
                                  "test/unit/test_dynamics_loop_neutral.py"],
     "dynamics/loops.py": ["test/unit/test_mutants_loops.py",

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -161,3 +163,25 @@ def test_the_status_of_a_non_finite_result_says_so(four_bar):
     with pytest.raises(ValueError) as info:
         four_bar.closed._fail(ce.NOT_FINITE_OUT)
     assert str(info.value) == "the result is not finite (inputs too large for this model)"
+
+
+def test_tree_rates_at_the_bound_pass_and_the_next_double_is_refused_naming_the_joint(four_bar):
+    """±1e50 in every tree joint is in range (returned as given); the next double beyond, or
+    a NaN, is refused naming the joint where it is (the largest, a NaN counting as infinite)."""
+    closed = four_bar.closed
+    names = four_bar.tree_joint_names
+    assert len(names) == 3
+    edge = np.array([1e50, -1e50, 1e50])
+    assert closed._tree_rates(edge, "qd", "A(q) qd") is edge
+    beyond = math.nextafter(1e50, math.inf)
+    for k in range(3):
+        x = np.array([1e50, -1e50, 0.5])
+        x[k] = -beyond if k == 1 else beyond
+        with pytest.raises(ValueError) as info:
+            closed._tree_rates(x, "qd", "A(q) qd")
+        assert str(info.value) == (
+            f"A(q) qd (from qd) moves tree joint '{names[k]}' at {x[k]:.3g}, beyond ±1e+50: "
+            "too large for this closed chain"
+        )
+    with pytest.raises(ValueError, match=f"moves tree joint '{names[2]}' at nan, beyond"):
+        closed._tree_rates(np.array([1e50, 2e50, np.nan]), "x", "A(q) x")

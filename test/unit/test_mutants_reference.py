@@ -218,3 +218,27 @@ def test_models_with_couplings_are_refused():
     assert dyn.model.couplings  # the premise
     with pytest.raises(NotImplementedError, match="plain trees"):
         ref.christoffel_reference(dyn.model, np.zeros(dyn.model.nq))
+
+
+def test_bodies_are_pinocchios_joints(case):
+    """_bodies per joint: its parent (the world is -1, the value the algorithms' loops stop
+    at) and its velocity rows, against Pinocchio's parents and velocity indices. (The body
+    frames differ from Pinocchio's joint frames: the reference turns each to its axis.)"""
+    dyn, oracle, q, *_ = case
+    parent, rows, Phi, _, _ = ref._bodies(dyn.model, q)
+    model = oracle.model
+    ids, names = [], []
+    for _, first, nv, _ in dyn.model.joints():
+        name = dyn.joint_names[first].rsplit("/", 1)[0] if nv > 1 else dyn.joint_names[first]
+        names.append(name)
+        ids.append(model.getJointId(name))
+    assert len(parent) == len(rows) == len(Phi) == model.njoints - 1
+    for b, jid in enumerate(ids):
+        up = model.parents[jid]
+        assert parent[b] == (-1 if up == 0 else ids.index(up)), names[b]
+        first, nv = dyn.model.joints()[b][1:3]
+        assert rows[b] == slice(first, first + nv)
+        start = model.idx_vs[jid]
+        assert list(oracle.v_index[rows[b]]) == list(range(start, start + nv))
+        assert Phi[b].shape == (6, nv)
+    assert parent.count(-1) == 1 and min(parent) == -1
