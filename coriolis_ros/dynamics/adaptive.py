@@ -92,10 +92,12 @@ class AdaptiveController:
         pi = dyn.inertial_parameters() if pi0 is None else _vector(pi0, 10 * nb, "pi0")
         for b in range(nb):  # refused by name, as set_inertial_parameters refuses
             body = pi[10 * b : 10 * b + 10]
-            if self._gains[b] > 0 and not np.linalg.eigvalsh(_parameters.pseudo_inertia(body))[
-                0
-            ] > 0:
-                why = " (its mass is 0: a massless rotor or link)" if not body[0] > 0 else ""
+            if (
+                self._gains[b] > 0
+                and not np.linalg.eigvalsh(_parameters.pseudo_inertia(body))[0] > 0
+            ):
+                zero = " (its mass is 0: a massless rotor or link)"
+                why = "" if body[0] > 0 else zero if body[0] == 0 else " (its mass is negative)"
                 raise ValueError(
                     f"pi0 of body {b} (link '{links[b]}') is not physically consistent{why}: "
                     "its pseudo-inertia is not positive definite; give it a gain of 0 to keep "
@@ -284,9 +286,7 @@ def _kernels():
     f8 = types.float64
     return (
         compile_frozen(k.slotine_li_reference, (f1,) * 8),
-        compile_frozen(
-            k.adaptive_step, (f2, f1, f1, f1, f1, f3, f1, f1, f8, f8, f1, f1, f1, f1)
-        ),
+        compile_frozen(k.adaptive_step, (f2, f1, f1, f1, f1, f3, f1, f1, f8, f8, f1, f1, f1, f1)),
     )
 
 

@@ -122,6 +122,16 @@ def test_pi0_consistency_is_checked_for_adapted_bodies_only(arm):
     massless[30] = 0.0  # the mass alone: named as the cause, and the way out
     with pytest.raises(ValueError, match=r"consistent \(its mass is 0: .*a gain of 0"):
         AdaptiveController(arm, **GOOD, pi0=massless)
+    negative, zero = " (its mass is negative)", " (its mass is 0: a massless rotor or link)"
+    for mass, why in ((0.5, ""), (-1e-300, negative), (-2.0, negative), (-0.0, zero)):
+        other = pi.copy()
+        other[30] = mass  # Sigma keeps its zero eigenvalue: J is not positive definite
+        assert np.linalg.eigvalsh(pseudo_inertia(other[30:40]))[0] <= 0.0
+        with pytest.raises(ValueError) as e:
+            AdaptiveController(arm, **GOOD, pi0=other)
+        text = str(e.value)
+        head = named.replace("\\", "") + " consistent" + why + ": its pseudo-inertia"
+        assert text.startswith(head), (mass, text)
     gains = [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]
     ctrl = AdaptiveController(arm, **{**GOOD, "gain": gains}, pi0=pi, length_scales=np.ones(7))
     np.testing.assert_array_equal(ctrl.parameters, pi)  # not adapted, not projected

@@ -176,6 +176,30 @@ def test_outputs():
         batch.outputs((a, np.zeros(5)), [(2, 3), (4,)])
 
 
+def test_outputs_sharing_memory_are_refused_whichever_two_they_are():
+    """Every pair of out arrays is compared, the neighbours too: for three outputs, (0, 1),
+    (1, 2) and (0, 2), each an array given twice or two views of one buffer (overlapping
+    halves); three arrays of their own, or views of disjoint parts of one buffer, pass."""
+    shapes = [(2, 3)] * 3
+    buffer = np.zeros(3 * 6)
+    parts = [buffer[6 * k : 6 * k + 6].reshape(2, 3) for k in range(3)]  # disjoint views
+    assert not any(np.shares_memory(parts[i], parts[j]) for i in range(3) for j in range(i))
+    got = batch.outputs(tuple(parts), shapes)
+    assert all(g is p for g, p in zip(got, parts, strict=True))
+    fresh = tuple(np.zeros((2, 3)) for _ in range(3))
+    assert all(g is f for g, f in zip(batch.outputs(fresh, shapes), fresh, strict=True))
+    overlapping = buffer[3:9].reshape(2, 3)  # the second half of part 0, the first of part 1
+    assert np.shares_memory(overlapping, parts[0]) and np.shares_memory(overlapping, parts[1])
+    for i, j in ((0, 1), (1, 2), (0, 2)):
+        twice = list(fresh)
+        twice[j] = fresh[i]  # one array given twice
+        halves = list(fresh)
+        halves[i], halves[j] = parts[0], overlapping  # two views that overlap in part
+        for arrays in (twice, halves):
+            with pytest.raises(ValueError, match=r"^out arrays must not share memory$"):
+                batch.outputs(tuple(arrays), shapes)
+
+
 @pytest.mark.parametrize("name, coupled", [("arm7", False), ("arm7_rotors", True)])
 def test_batch_workspaces_say_their_outputs_are_fresh_unless_coupled(name, coupled):
     """``ws[0, WS_STREAM]`` (column 78 of row 0, ``kernels.spatial``) is 1.0 in the batches'
