@@ -217,15 +217,16 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
         joints, geared rotors: also in :attr:`coupled_joints`); empty without loops."""
         return () if self.closed is None else self.closed.dependent_joints
 
-    def close_loops(self, y, guess=None) -> np.ndarray:
+    def close_loops(self, y, guess=None, dependent=None) -> np.ndarray:
         """The tree configuration (``tree_joint_names``' positions, dependent joints included)
         that closes every loop at the independent configuration ``y``, by Newton from
-        ``guess`` (a tree configuration; default: the last solution).  Later calls start
-        from the result.  ``ValueError`` if the model has no loop, or naming the loop that
-        does not close."""
+        ``guess`` (a tree configuration), or from the last solution with the
+        :attr:`dependent_joints` at the measured positions ``dependent`` (followers' entries
+        not used); default: the last solution.  Later calls start from the result.
+        ``ValueError`` if the model has no loop, or naming the loop that does not close."""
         if self.closed is None:
             raise ValueError(f"{self.name} has no closed loops")
-        return self.closed.close_loops(y, guess)
+        return self.closed.close_loops(y, guess, dependent)
 
     def velocity_map(self, q) -> tuple[np.ndarray, np.ndarray]:
         """(A, dA) at q: the tree's velocity A @ qd, and dA[:, j, k] = dA[:, j]/dq_k (zero for a

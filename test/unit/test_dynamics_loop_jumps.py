@@ -144,7 +144,7 @@ def test_dependent_positions_received_start_newton_as_a_guess_would():
     guess[[dyn.tree_joint_names.index(n) for n in names]] = received
     guess[crank] = y[0]
     by_guess = _revolute_crank().close_loops(y, guess=guess)
-    got = dyn.closed.close_loops(y, dependent=received)
+    got = dyn.close_loops(y, dependent=received)
     assert np.array_equal(got, by_guess)
     assert got[crank] == y[0]
     others = [i for i in range(len(got)) if i != crank]
