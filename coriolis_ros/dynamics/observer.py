@@ -124,7 +124,7 @@ class MomentumObserver:
         the dependent joints' positions ``dependent`` (in the order of
         :attr:`Dynamics.dependent_joints`; :meth:`Dynamics.close_loops`); later updates continue
         from there.  For a jump its continuation refuses, with the joints measured at q."""
-        self._dyn.closed.close_loops(q, dependent=dependent)
+        self._dyn.close_loops(q, dependent=dependent)
 
     def update(self, t, q, qd, tau) -> np.ndarray:
         """Integrate up to stamp ``t`` (seconds) with the joint state and applied torque there;

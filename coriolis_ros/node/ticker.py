@@ -210,7 +210,7 @@ class Ticker:
         if received is None:
             return False
         try:
-            model.dyn.closed.close_loops(model.out.q, dependent=received)
+            model.dyn.close_loops(model.out.q, dependent=received)
         except ValueError as exc:
             raise ValueError(f"{refused}; from the dependent joints received: {exc}") from None
         return True

@@ -44,7 +44,7 @@ def closed_terms(dyn, rec, fields=TERM_FIELDS, progress=None) -> tuple[dict, np.
                 if received[t] is None:
                     raise
                 try:
-                    closed.close_loops(q, dependent=received[t])
+                    dyn.close_loops(q, dependent=received[t])
                 except ValueError as again:
                     raise ValueError(
                         f"{exc}; from the dependent joints received: {again}"

@@ -60,7 +60,7 @@ def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHU
         _closed_rows(dyn, Q, V, out, progress, chunk)
         return out
     want_matrices = any(f in out for f in MATRIX_FIELDS)
-    want_vectors = any(f in out for f in ("coriolis_force", "coriolis_transpose_force", "momentum"))
+    want_vectors = any(f in out for f in VECTOR_NAMES)
     scratch_m = [None] * 3
     scratch_v = [None] * 3
     for a in range(0, T, chunk):
@@ -68,7 +68,7 @@ def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHU
         q, v = Q[a:b], V[a:b]
         if want_matrices:
             mats = []
-            for k, name in enumerate(("mass_matrix", "mass_matrix_derivative", "coriolis_matrix")):
+            for k, name in enumerate(MATRIX_NAMES):
                 if name in out:
                     mats.append(out[name][a:b])
                 else:
@@ -78,8 +78,7 @@ def compute_terms(dyn, Q, V, fields=TERM_FIELDS, progress=None, chunk: int = CHU
             dyn.coriolis_batch(q, v, out=tuple(mats))
         if want_vectors:
             vecs = []
-            names = ("coriolis_force", "coriolis_transpose_force", "momentum")
-            for k, name in enumerate(names):
+            for k, name in enumerate(VECTOR_NAMES):
                 if name in out:
                     vecs.append(out[name][a:b])
                 else:

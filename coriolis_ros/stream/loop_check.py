@@ -56,6 +56,8 @@ class LoopCheck:
         that is not a follower has one (NaN for a follower without one), else None (the
         snapshot is left alone; call under the buffer's lock)."""
         has = self.buffer.extra_has_position.take(self._index)
+        if has.all():
+            return self.buffer.extra_position.take(self._index)
         if not has[self._needed].all():
             return None
         return np.where(has, self.buffer.extra_position.take(self._index), np.nan)
@@ -63,6 +65,8 @@ class LoopCheck:
     def received(self) -> np.ndarray | None:
         """The snapshot's values in the order of ``dependent`` if every dependent joint that
         is not a follower was received (NaN for a follower not received), else None."""
+        if self._has.all():
+            return self._seen.copy()
         if not self._has[self._needed].all():
             return None
         return np.where(self._has, self._seen, np.nan)
