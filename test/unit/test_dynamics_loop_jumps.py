@@ -155,6 +155,7 @@ def test_dependent_positions_received_start_newton_as_a_guess_would():
     "kwargs, message",
     [
         ({"dependent": [0.1]}, r"dependent must have shape \(2,\), got \(1,\)"),
+        ({"dependent": [0.1, 0.2, 0.3]}, r"dependent must have shape \(2,\), got \(3,\)"),
         ({"dependent": [0.1, np.nan]}, r"dependent has a NaN or infinite entry"),
         ({"dependent": [0.1, 0.2], "guess": [0.3, 0.1, 0.2]}, r"guess or dependent, not both"),
     ],
