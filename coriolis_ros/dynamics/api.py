@@ -65,7 +65,11 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
             for name in _velrep.METHODS:
                 setattr(self, name, getattr(variant, name))
             return
-        if model.loops:
+        if model.loops or model.sums:
+            if independent_joints is not None and not model.loops:
+                raise ValueError(
+                    "independent_joints is for models with closed loops; this has none"
+                )
             tree_dynamics = Dynamics(spanning_tree(model), limit)
             closed = ClosedChain(model, tree_dynamics, independent_joints)
             self._bind_closed_chain(closed, tree_dynamics)
@@ -461,6 +465,14 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
         else:
             rows = (*self.tree.mimic, *self.tree.couplings)
         return {name: (leader, m, o) for name, leader, m, o in rows}
+
+    @property
+    def summed_joints(self) -> dict[str, tuple[dict[str, float], float]]:
+        """Joints that follow a sum of joints (a rotor driving a joint through another,
+        :mod:`coriolis_ros.dynamics.couplings`): name -> ({independent leader: coefficient},
+        offset), q = sum of coefficient q_leader + offset.  Empty for most models."""
+        rows = () if self.closed is None else self.closed.sums
+        return {name: (dict(terms), offset) for name, terms, offset in rows}
 
     @property
     def tree_joint_names(self) -> tuple[str, ...]:

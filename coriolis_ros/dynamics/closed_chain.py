@@ -1,6 +1,8 @@
 """The dynamics of a closed-chain model in its independent coordinates (spanning-tree method).
 
-A model with ``<loop>`` elements (:mod:`.loops`) is computed on its spanning tree by the
+A model with ``<loop>`` elements (:mod:`.loops`), or with joints coupled to a sum of joints
+(:mod:`.couplings`: a constant A whose rows have several entries), is computed on its
+spanning tree by the
 tree's kernels and reduced with qdot = A(q) ydot (Wensing & Slotine, Section VI-C1, with the
 induced factorization of their Theorem V.1 / eq. 20):
 
@@ -71,7 +73,7 @@ METHODS = (
 def spanning_tree(model: Model) -> Model:
     """The closed chain's spanning tree: the model without its loops, every joint a coordinate
     (its mimic joints and coupled joints too: the closure makes them follow)."""
-    return dataclasses.replace(model, loops=(), mimic=(), couplings=())
+    return dataclasses.replace(model, loops=(), mimic=(), couplings=(), sums=())
 
 
 class _Names:
@@ -89,10 +91,13 @@ class ClosedChain(RowByRowBatches):
         tree = spanning_tree(model)
         self.tree_dynamics = tree_dynamics
         self.followers = (*model.mimic, *model.couplings)  # (name, leader, ratio, offset)
+        self.sums = model.sums  # (name, ((leader, coefficient), ...), offset)
+        terms = [(name, ((leader, ratio),), offset) for name, leader, ratio, offset in
+                 self.followers]  # fmt: skip
         engine = tree_dynamics.engine
         self.closure = c = LoopClosure(
             tree, model.loops, independent_joints, dict(model.independent_flags),
-            followers=self.followers, scratch=engine.ws.size,
+            followers=(*terms, *model.sums), scratch=engine.ws.size,
         )  # fmt: skip
         names = tuple(tree.joint_names[i] for i in c.independent)
         positions = tuple(tree.position_names[i] for i in c.keep)

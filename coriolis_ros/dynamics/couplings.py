@@ -19,11 +19,14 @@ the two joints follows: the successor's, unless the predecessor's is marked
 independent, as in the fork; both marked ``"false"`` is refused (neither would be the
 coordinate).
 
-Each of the two links must hang from the links' nearest common ancestor by exactly one
-moving joint (fixed joints in between are fine): couplings between sums of joints
-(GRBDA's ``sum over the path = ratio * sum over the other path``) are refused with a
-message naming the coupling.  Closed kinematic chains (``<loop>``) are not constant couplings:
-see :mod:`.loops`.
+More generally, as GRBDA reads it, a coupling joins the moving joints on the two paths from
+the links' nearest common ancestor: ratio * (sum of the joints down to the predecessor) =
+(sum down to the successor).  A rotor on the thigh that drives the ankle through a belt
+along the shank, predecessor the foot, turns ratio * (q_knee + q_ankle): it follows a sum of
+joints.  Such a follower makes A = dq/dqbar a matrix with several entries in a row, which the
+coupled kernels (one leader per row) do not take: the model is computed on its tree with
+that constant A as a closed chain without loops (:mod:`.closed_chain`).  Closed kinematic
+chains (``<loop>``) are not constant couplings: see :mod:`.loops`.
 
 **From a datasheet**, for the many URDFs without rotor links, ``rotors={joint: {...}}``
 (:func:`add_rotors`) adds, for each driven joint, a rotor link ``<joint>_rotor`` on a
@@ -258,12 +261,18 @@ def _ancestors(link: str, parent_joint: dict, joints: dict) -> list[str]:
 
 def resolve_couplings(
     couplings: list[Coupling], joints: dict, parent_joint: dict, independent: dict[str, bool]
-) -> dict[str, tuple[str, float]]:
-    """Coupled joint -> (independent leader, ratio), chains resolved; URDFError naming the
-    coupling for an unknown link, a link without a moving joint of its own below the two links'
-    nearest common ancestor, both joints marked not independent, a joint coupled twice, or a
-    cycle."""
-    direct: dict[str, tuple[str, float, str]] = {}
+) -> tuple[dict[str, tuple[str, float]], dict[str, tuple[tuple[str, float], ...]]]:
+    """(coupled joint -> (independent leader, ratio), coupled joint -> ((leader, coefficient),
+    ...)): the joints that follow one joint, and those that follow a sum of several, chains
+    resolved.  URDFError naming the coupling for an unknown link, a link without a moving
+    joint of its own below the two links' nearest common ancestor, a follower that cannot be
+    told, a joint coupled twice, or a cycle.
+
+    A coupling says ratio * (sum of the moving joints from the nearest common ancestor down
+    to the predecessor) = (the same sum down to the successor).  The joint that follows is
+    the one marked ``independent="false"`` among them, else the successor's when it hangs
+    from the ancestor by one joint (a rotor beside the link it drives)."""
+    direct: dict[str, tuple[dict[str, float], str]] = {}
     links = set(parent_joint) | {j.parent for j in joints.values()}
     for c in couplings:
         where = f"/robot/coupling[@name='{c.name}']"
@@ -280,47 +289,81 @@ def resolve_couplings(
         path_p = _moving_joint_below(c.predecessor, common, parent_joint, joints)
         path_s = _moving_joint_below(c.successor, common, parent_joint, joints)
         for role, path in (("predecessor", path_p), ("successor", path_s)):
-            if len(path) != 1:
+            if not path:
                 raise URDFError(
                     f"{where}: the {role} hangs from the links' nearest common ancestor "
-                    f"'{common}' by {len(path)} moving joints; only couplings of one joint "
-                    "to one joint are supported (a rotor beside the link it drives)"
+                    f"'{common}' by 0 moving joints: the coupling would hold nothing"
                 )
-        (jp,), (js,) = path_p, path_s
-        for joint in (jp, js):
+        for joint in (*path_p, *path_s):
             if joints[joint].type not in COUPLED_TYPES:
                 raise URDFError(
                     f"{where}: joint '{joint}' is {joints[joint].type}; couplings join "
                     "revolute, continuous or prismatic joints"
                 )
-        # urdfdom's fork: a joint without the attribute is independent
-        if independent.get(jp) is False and independent.get(js) is False:
-            raise URDFError(
-                f"{where}: both joints, '{jp}' and '{js}', are marked independent=\"false\": "
-                "one of the two must be the coordinate"
-            )
-        follower, leader, ratio = js, jp, c.ratio
-        if independent.get(jp) is False:
-            follower, leader, ratio = jp, js, 1.0 / c.ratio
+        follower = _follower(where, common, path_p, path_s, independent)
+        # ratio * sum(path_p) - sum(path_s) = 0, solved for the follower
+        if follower in path_s:
+            terms = {j: c.ratio for j in path_p}
+            terms.update({j: -1.0 for j in path_s if j != follower})
+        else:
+            terms = {j: 1.0 / c.ratio for j in path_s}
+            terms.update({j: -1.0 for j in path_p if j != follower})
         if follower in direct:
             raise URDFError(
                 f"{where}: joint '{follower}' is coupled twice (also by coupling "
-                f"'{direct[follower][2]}')"
+                f"'{direct[follower][1]}')"
             )
-        direct[follower] = (leader, ratio, c.name)
-    resolved = {}
+        direct[follower] = (terms, c.name)
+    single: dict[str, tuple[str, float]] = {}
+    sums: dict[str, tuple[tuple[str, float], ...]] = {}
     for name in direct:
-        path = [name]
-        leader, ratio, _ = direct[name]
-        while leader in direct:  # a gear train: q_a = r1 q_b = r1 r2 q_c
+        terms = _substitute(name, direct, [name])
+        if len(terms) == 1:
+            single[name] = next(iter(terms.items()))
+        else:
+            sums[name] = tuple(terms.items())
+    return single, sums
+
+
+def _follower(where: str, common: str, path_p: list[str], path_s: list[str], independent) -> str:
+    """The joint of a coupling that follows (:func:`resolve_couplings`)."""
+    marked = [j for j in (*path_p, *path_s) if independent.get(j) is False]
+    if len(marked) == 1:
+        return marked[0]
+    if len(path_p) == len(path_s) == 1 and len(marked) == 2:
+        raise URDFError(
+            f"{where}: both joints, '{path_p[0]}' and '{path_s[0]}', are marked "
+            'independent="false": one of the two must be the coordinate'
+        )
+    if marked:
+        raise URDFError(
+            f"{where}: the joints {', '.join(map(repr, marked))} are all marked "
+            'independent="false"; a coupling makes one joint follow'
+        )
+    if len(path_s) == 1:
+        return path_s[0]
+    raise URDFError(
+        f"{where}: the successor hangs from the links' nearest common ancestor '{common}' by "
+        f"{len(path_s)} moving joints ({', '.join(map(repr, path_s))}) and none is marked "
+        'independent="false": mark the joint that follows'
+    )
+
+
+def _substitute(name: str, direct: dict, path: list[str]) -> dict[str, float]:
+    """The follower ``name``'s terms with every leader that follows in turn replaced by its
+    own terms (a gear train: q_a = r1 q_b = r1 r2 q_c); URDFError for a cycle."""
+    out: dict[str, float] = {}
+    for leader, coef in direct[name][0].items():
+        if leader in direct:
             if leader in path:
                 cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader) :], leader])
                 raise URDFError(f"couplings form a cycle: {cycle}")
-            path.append(leader)
-            leader, r2, _ = direct[leader]
-            ratio *= r2
-        resolved[name] = (leader, ratio)
-    return resolved
+            inner = _substitute(leader, direct, [*path, leader])
+        else:
+            inner = {leader: 1.0}
+        for joint, c2 in inner.items():
+            out[joint] = out.get(joint, 0.0) + coef * c2
+    return out
 
 
 def independent_flags(root) -> dict[str, bool]:

@@ -271,7 +271,7 @@ class LoopClosure:
         keep[self.follow[:, 0]] = False
         self.independent = np.flatnonzero(keep)
         # every joint that is not a coordinate: the loops' dependent joints and the followers
-        self.not_coordinates = np.sort(np.concatenate([self.dependent, self.follow[:, 0]]))
+        self.not_coordinates = np.unique(np.concatenate([self.dependent, self.follow[:, 0]]))
         self._pack_map(scratch)
 
     # ------------------------------------------------------------------ structure
@@ -284,24 +284,29 @@ class LoopClosure:
         return out
 
     def _followers(self, followers) -> None:
-        """``follow`` (F, 2) int64: each follower's row and its leader's; ``follow_f`` (F, 2):
-        its ratio and offset.  URDFError for a follower that moves a loop."""
+        """``follow`` (T, 2) int64: per term of a follower, the follower's row and a leader's;
+        ``follow_f`` (T, 2): the term's coefficient and (on a follower's first term, else 0)
+        its offset.  A follower's terms are consecutive: one for a mimic joint or a rotor, one
+        per leader for a joint that follows a sum.  URDFError for a follower that moves a
+        loop."""
         names = self.tree.joint_names
         moving: dict[int, str] = {}  # rows above some loop frame -> that loop
         for loop, (above_p, above_s) in zip(self.loops, self._anc, strict=True):
             for r in above_p | above_s:
                 moving.setdefault(r, loop.name)
         rows, values = [], []
-        for name, leader, ratio, offset in followers:
-            f, lead = names.index(name), names.index(leader)
+        for name, terms, offset in followers:
+            f = names.index(name)
             if f in moving:
+                leaders = ", ".join(f"'{leader}'" for leader, _ in terms)
                 raise URDFError(
-                    f"joint '{name}' follows '{leader}' and moves the closed loop "
+                    f"joint '{name}' follows {leaders} and moves the closed loop "
                     f"'{moving[f]}': a joint that follows another may not lie on a loop or "
                     "above one (load with mimic='independent', or make it independent)"
                 )
-            rows.append((f, lead))
-            values.append((float(ratio), float(offset)))
+            for k, (leader, coef) in enumerate(terms):
+                rows.append((f, names.index(leader)))
+                values.append((float(coef), float(offset) if k == 0 else 0.0))
         self.follow = np.array(rows, dtype=np.int64).reshape(len(rows), 2)
         self.follow_f = np.array(values, dtype=np.float64).reshape(len(values), 2)
 
@@ -316,7 +321,8 @@ class LoopClosure:
             unknown = [j for j in independent if j not in names]
             if unknown:
                 raise ValueError(f"independent_joints: unknown joint(s) {', '.join(unknown)}")
-            follows = [names[f] for f, _ in self.follow if names[f] in independent]
+            rows = dict.fromkeys(int(f) for f, _ in self.follow)
+            follows = [names[f] for f in rows if names[f] in independent]
             if follows:
                 raise ValueError(
                     f"independent_joints: {', '.join(follows)} follow(s) another joint "
@@ -552,8 +558,17 @@ class LoopClosure:
         if outcome == lc.FOLLOWER_RANGE:
             from .kernels.kinematics import MAX_ABS
 
-            (f, lead), (ratio, offset) = self.follow[int(info[1])], self.follow_f[int(info[1])]
+            first = int(info[1])
+            (f, lead), (ratio, offset) = self.follow[first], self.follow_f[first]
             names = self.tree.joint_names
+            terms = self.follow[self.follow[:, 0] == f]
+            if len(terms) > 1:
+                leaders = ", ".join(f"'{names[r]}'" for _, r in terms)
+                raise ValueError(
+                    f"joint '{names[f]}' follows the sum of {leaders} (coefficients "
+                    f"{', '.join(f'{c:g}' for c in self.follow_f[self.follow[:, 0] == f, 0])}, "
+                    f"offset {offset:g}): at these positions it would be beyond ±{MAX_ABS:g}"
+                )
             limit = (MAX_ABS - abs(offset)) / abs(ratio)
             raise ValueError(
                 f"joint '{names[f]}' follows '{names[lead]}' (ratio {ratio:g}, offset "

@@ -85,6 +85,10 @@ class Model:
     # Coupled joints (geared rotors, gear trains: dynamics.couplings) that follow their leader,
     # in row order, as for mimic: (name, independent leader, ratio, offset).
     couplings: tuple[tuple[str, str, float, float], ...] = ()
+    # Coupled joints that follow a sum of joints (dynamics.couplings), in row order: (name,
+    # ((independent leader, coefficient), ...), offset).  A model with any is computed as a
+    # closed chain (dynamics.closed_chain), its A = dq/dqbar having rows of several entries.
+    sums: tuple = ()
     # rotor_model="armature" (dynamics.armature): (driven joint, N^2 I_a summed over its rotors)
     # of each joint whose rotors became an armature, in row order.  Empty: exact rotors.
     armature: tuple[tuple[str, float], ...] = ()

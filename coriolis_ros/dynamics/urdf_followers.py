@@ -166,3 +166,69 @@ def resolve_locks(
                 + (" or use mimic='independent'" if joints[name].mimic is not None else "")
             )
     return out
+
+
+def sum_followers(
+    sums: dict[str, tuple[tuple[str, float], ...]],
+    others: dict[str, tuple[str, float, float]],
+    mimics: dict[str, tuple[str, float, float]],
+) -> dict[str, tuple[tuple[tuple[str, float], ...], float]]:
+    """The joints that follow a sum of joints (:func:`.couplings.resolve_couplings`) ->
+    (((independent leader, coefficient), ...), offset), a leader that follows another (a
+    mimic joint) replaced by its own leader; URDFError for a joint that is both a mimic and
+    such a follower, a mimic of such a follower, or a coefficient or offset beyond the bounds
+    of a single tag."""
+    both = sorted(set(mimics) & set(sums))
+    if both:
+        raise URDFError(f"joint '{both[0]}' has a <mimic> and is coupled by a <coupling>")
+    for name, (leader, _m, _o) in others.items():
+        if leader in sums:
+            raise URDFError(
+                f"joint '{name}' follows '{leader}', which follows a sum of joints by a "
+                "<coupling>: make it follow one of those joints instead"
+            )
+    out = {}
+    for name, terms in sums.items():
+        merged: dict[str, float] = {}
+        offset = 0.0
+        for leader, coef in terms:
+            if leader in others:  # q = c (m q_l + o)
+                leader, m, o = others[leader]
+                coef, offset = coef * m, offset + coef * o
+            merged[leader] = merged.get(leader, 0.0) + coef
+        for leader, coef in merged.items():
+            check_resolved(name, leader, coef, offset)
+        out[name] = (tuple(merged.items()), offset)
+    return out
+
+
+def lock_sums(
+    sums: dict[str, tuple[tuple[tuple[str, float], ...], float]], welded: dict[str, float]
+) -> tuple[dict, dict[str, tuple[str, float, float]], dict[str, float]]:
+    """The sums with their locked leaders' shares in the offset: (the sums left, the joints
+    left following one leader -> (leader, coefficient, offset), the joints welded because
+    every leader is).  ValueError for a locked follower whose leaders are not all locked, or
+    locked elsewhere than they put it."""
+    left, single, fixed = {}, {}, {}
+    for name, (terms, offset) in sums.items():
+        free = [(leader, coef) for leader, coef in terms if leader not in welded]
+        offset += sum(coef * welded[leader] for leader, coef in terms if leader in welded)
+        if name in welded:
+            if free:
+                raise ValueError(
+                    f"locked_joints: joint '{name}' follows {', '.join(repr(n) for n, _ in terms)}"
+                    f" by a <coupling>; lock {', '.join(repr(n) for n, _ in free)} (the joints"
+                    " that follow them are locked with them)"
+                )
+            if abs(welded[name] - offset) > LOCK_TOLERANCE * max(1.0, abs(offset)):
+                raise ValueError(
+                    f"locked_joints: joint '{name}' follows a sum of locked joints and must be "
+                    f"locked at {offset!r}, not {welded[name]!r}"
+                )
+        if not free:
+            fixed[name] = offset
+        elif len(free) == 1:
+            single[name] = (free[0][0], free[0][1], offset)
+        else:
+            left[name] = (tuple(free), offset)
+    return left, single, fixed

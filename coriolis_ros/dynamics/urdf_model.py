@@ -70,7 +70,14 @@ from .model import (
     REVOLUTE,
     Model,
 )
-from .urdf_followers import check_locked_argument, followers, resolve_locks, resolve_mimics
+from .urdf_followers import (
+    check_locked_argument,
+    followers,
+    lock_sums,
+    resolve_locks,
+    resolve_mimics,
+    sum_followers,
+)
 from .urdf_geometry import align_z, compose, joint_axis, locked_pose, pose
 from .xacro_files import expand_xacro, is_xacro_path
 
@@ -388,10 +395,11 @@ def _build(
 
     by_name = {joint.name: joint for joint in robot.joints}
     mimics = resolve_mimics(by_name) if follow_mimic else {}
-    coupled = followers(
-        mimics,
-        _couplings.resolve_couplings(list(couplings), by_name, parent_joint, independent or {}),
+    one, several = _couplings.resolve_couplings(
+        list(couplings), by_name, parent_joint, independent or {}
     )
+    coupled = followers(mimics, one)
+    sums = sum_followers(several, coupled, mimics)
     mimics = {name: tag for name, tag in coupled.items() if name in mimics}
     if root_joint != "fixed" and ROOT_JOINT_NAME in (locked or {}):
         raise ValueError(
@@ -399,6 +407,9 @@ def _build(
             "joints is not supported (use root_joint='fixed' to weld the root)"
         )
     welded = resolve_locks(by_name, locked or {}, coupled)
+    sums, one_left, all_locked = lock_sums(sums, welded)
+    welded.update(all_locked)
+    coupled.update(one_left)
     mimics = {name: tag for name, tag in mimics.items() if name not in welded}
     coupled = {name: tag for name, tag in coupled.items() if name not in welded}
 
@@ -512,6 +523,7 @@ def _build(
         couplings=tuple(
             (name, *coupled[name]) for name in rows.names if name in coupled and name not in mimics
         ),
+        sums=tuple((name, *sums[name]) for name in rows.names if name in sums),
         locked_joints=tuple(sorted(welded.items())),
         frame_names=tuple(frame_order),
         fm=fm,

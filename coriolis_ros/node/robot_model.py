@@ -163,8 +163,9 @@ class RobotModel:
             )
         if self.dependent:
             loops = ", ".join(loop.name for loop in self.dyn.loops)
+            source = f"closed loop(s) {loops}" if loops else "couplings to sums of joints"
             text += (
-                f"; closed loop(s) {loops}: {len(self.dependent)} joint(s) follow from the "
+                f"; {source}: {len(self.dependent)} joint(s) follow from the "
                 f"closure (left out of joint_names; checked in joint_states, never used): "
                 f"{name_list(self.dependent)}"
             )

@@ -185,12 +185,13 @@ def test_which_joint_follows_by_the_independent_flags():
     couplings = [cp.Coupling("g", "a", "rot", 8.0)]
     for flags in ({}, {"jr": True}, {"ja": True}, {"ja": True, "jr": True}, {"jr": False},
                   {"ja": True, "jr": False}):  # fmt: skip
-        assert cp.resolve_couplings(couplings, joints, parent_joint, flags) == {
-            "jr": ("ja", 8.0)
-        }, flags
+        assert cp.resolve_couplings(couplings, joints, parent_joint, flags) == (
+            {"jr": ("ja", 8.0)},
+            {},
+        ), flags
     for flags in ({"ja": False, "jr": True}, {"ja": False}):  # the successor unmarked: independent
         swapped = cp.resolve_couplings(couplings, joints, parent_joint, flags)
-        assert swapped == {"ja": ("jr", 0.125)}, flags
+        assert swapped == ({"ja": ("jr", 0.125)}, {}), flags
     with pytest.raises(URDFError) as info:
         cp.resolve_couplings(couplings, joints, parent_joint, {"ja": False, "jr": False})
     assert str(info.value) == (

@@ -164,25 +164,29 @@ def _close(ci, cf, cw, has_start):
                 last[i] = start  # the same configuration: no cached y may return it as is
                 cw[ci[I_W + W_Y] + ci[I_NQY]] = 0.0
                 q[i] = start + _shorter_way(_angle(q[i]) - start)
-    status = closed_state(
-        tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, chord, dep, lead_q,
-        lead_c, lead_r,
-        cf[p + P_TOL], ci[I_MAX_STEPS], cf[p + P_MAX_STEP], cf[p + P_RANK_RTOL],
-        cf[p + P_SINGULAR_RTOL],
-        shaped(_w(ci, cw, W_R, 9 * n), (n, 3, 3)), shaped(_w(ci, cw, W_T, 3 * n), (n, 3)),
-        shaped(_w(ci, cw, W_S, 6 * n), (n, 6)), shaped(_w(ci, cw, W_FR, 30 * L), (L, 10, 3)),
-        _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 3),
-        shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
-        shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)),
-        shaped(_w(ci, cw, W_VU, 6 * n), (n, 6)),
-        shaped(_w(ci, cw, W_SC, 3 * S3_ROWS), (S3_ROWS, 3)),
-        shaped(cw[ci[I_W + W_SC] + 3 * S3_ROWS : ci[I_W + W_SC] + SC_SIZE], (S6_ROWS, 6)),
-        shaped(_w(ci, cw, W_K, m * nz), (m, nz)), shaped(_w(ci, cw, W_QR, m * nz), (m, nz)),
-        perm, _w(ci, cw, W_NORMS, nz), _w(ci, cw, W_VHEAD, nz), _w(ci, cw, W_BETA, nz),
-        _w(ci, cw, W_YS, m), _w(ci, cw, W_STEP, nz), _w(ci, cw, W_TRIAL, nq),
-        _w(ci, cw, W_RTRIAL, m), _w(ci, cw, W_B, m), _w(ci, cw, W_COL, m),
-        _w(ci, cw, W_UK, n), _w(ci, cw, W_UJ, n), _w(ci, cw, W_TARGET, nl),
-    )  # fmt: skip
+    if L == 0:  # no loop: only followers of sums of joints (a constant A)
+        status = CLOSED
+        _w(ci, cw, W_INFO, 3)[2] = -1.0  # no factorization for a chord step
+    else:
+        status = closed_state(
+            tree_i, tree_f, loop_i, loop_f, anc, q, last, has_start, has_start, chord, dep,
+            lead_q, lead_c, lead_r,
+            cf[p + P_TOL], ci[I_MAX_STEPS], cf[p + P_MAX_STEP], cf[p + P_RANK_RTOL],
+            cf[p + P_SINGULAR_RTOL],
+            shaped(_w(ci, cw, W_R, 9 * n), (n, 3, 3)), shaped(_w(ci, cw, W_T, 3 * n), (n, 3)),
+            shaped(_w(ci, cw, W_S, 6 * n), (n, 6)), shaped(_w(ci, cw, W_FR, 30 * L), (L, 10, 3)),
+            _w(ci, cw, W_RES, m), _w(ci, cw, W_INFO, 3),
+            shaped(_w(ci, cw, W_A, n * ny), (n, ny)),
+            shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny)),
+            shaped(_w(ci, cw, W_VU, 6 * n), (n, 6)),
+            shaped(_w(ci, cw, W_SC, 3 * S3_ROWS), (S3_ROWS, 3)),
+            shaped(cw[ci[I_W + W_SC] + 3 * S3_ROWS : ci[I_W + W_SC] + SC_SIZE], (S6_ROWS, 6)),
+            shaped(_w(ci, cw, W_K, m * nz), (m, nz)), shaped(_w(ci, cw, W_QR, m * nz), (m, nz)),
+            perm, _w(ci, cw, W_NORMS, nz), _w(ci, cw, W_VHEAD, nz), _w(ci, cw, W_BETA, nz),
+            _w(ci, cw, W_YS, m), _w(ci, cw, W_STEP, nz), _w(ci, cw, W_TRIAL, nq),
+            _w(ci, cw, W_RTRIAL, m), _w(ci, cw, W_B, m), _w(ci, cw, W_COL, m),
+            _w(ci, cw, W_UK, n), _w(ci, cw, W_UJ, n), _w(ci, cw, W_TARGET, nl),
+        )  # fmt: skip
     if status == CLOSED:
         _wrap(ci, tree_i, dep, q)
         if has_start:
@@ -237,24 +241,35 @@ def _wrap(ci, tree_i, dep, q):
 
 @njit(**_OPTS)
 def _follow(ci, ratios, tree_i, q, A, dA):
-    """The followers (mimic joints, geared rotors: q_f = ratio q_l + offset) from their
-    leaders, after the closure: their position, A's row (ratio times the leader's) and dA's.
-    No follower moves a loop (LoopClosure refuses one that does), so the closure never reads
-    them.  Returns -1, or the first follower whose position is beyond +-MAX_ABS (the tree's
+    """The followers (mimic joints, geared rotors: q_f = ratio q_l + offset; a joint coupled
+    to a sum of joints: q_f = sum of ratio q_l + offset) from their leaders, after the
+    closure: their position, A's row (the same sum of the leaders' rows) and dA's.  A
+    follower's terms are consecutive, its offset on the first.  No follower moves a loop
+    (LoopClosure refuses one that does), so the closure never reads them.  Returns -1, or
+    the first term of the first follower whose position is beyond +-MAX_ABS (the tree's
     kernels refuse it)."""
     nf, ny = ci[I_NF], A.shape[1]
     o = ci[I_FOL]
+    first = 0
     for k in range(nf):
         f, lead = ci[o + 2 * k], ci[o + 2 * k + 1]
-        ratio, offset = ratios[2 * k], ratios[2 * k + 1]
-        x = ratio * q[tree_i[lead, 2]] + offset
-        if not abs(x) <= MAX_ABS:
-            return k
-        q[tree_i[f, 2]] = x
+        ratio = ratios[2 * k]
+        i = tree_i[f, 2]
+        if k == first:  # the follower's first term: its offset
+            q[i] = ratios[2 * k + 1]
+            for j in range(ny):
+                A[f, j] = 0.0
+                for m in range(ny):
+                    dA[f, j, m] = 0.0
+        q[i] += ratio * q[tree_i[lead, 2]]
         for j in range(ny):
-            A[f, j] = ratio * A[lead, j]
-            for i in range(ny):
-                dA[f, j, i] = ratio * dA[lead, j, i]
+            A[f, j] += ratio * A[lead, j]
+            for m in range(ny):
+                dA[f, j, m] += ratio * dA[lead, j, m]
+        if k + 1 == nf or ci[o + 2 * k + 2] != f:  # its last term
+            if not abs(q[i]) <= MAX_ABS:
+                return first
+            first = k + 1
     return -1
 
 
