@@ -273,6 +273,7 @@ def resolve_couplings(
     the one marked ``independent="false"`` among them, else the successor's when it hangs
     from the ancestor by one joint (a rotor beside the link it drives)."""
     direct: dict[str, tuple[dict[str, float], str]] = {}
+    found = []
     links = set(parent_joint) | {j.parent for j in joints.values()}
     for c in couplings:
         where = f"/robot/coupling[@name='{c.name}']"
@@ -300,7 +301,9 @@ def resolve_couplings(
                     f"{where}: joint '{joint}' is {joints[joint].type}; couplings join "
                     "revolute, continuous or prismatic joints"
                 )
-        follower = _follower(where, common, path_p, path_s, independent)
+        found.append((c, where, common, path_p, path_s))
+    followers = _followers(found, independent)
+    for (c, where, _common, path_p, path_s), follower in zip(found, followers, strict=True):
         # ratio * sum(path_p) - sum(path_s) = 0, solved for the follower
         if follower in path_s:
             terms = {j: c.ratio for j in path_p}
@@ -325,28 +328,54 @@ def resolve_couplings(
     return single, sums
 
 
-def _follower(where: str, common: str, path_p: list[str], path_s: list[str], independent) -> str:
-    """The joint of a coupling that follows (:func:`resolve_couplings`)."""
-    marked = [j for j in (*path_p, *path_s) if independent.get(j) is False]
-    if len(marked) == 1:
-        return marked[0]
-    if len(path_p) == len(path_s) == 1 and len(marked) == 2:
+def _followers(found: list, independent) -> list[str]:
+    """The joint that follows in each coupling (:func:`resolve_couplings`): the one marked
+    ``independent="false"`` among its joints and not already the follower of another
+    coupling (in a gear train the joint between two couplings follows in the first and
+    leads the second), else the successor's when it hangs from the ancestor by one joint
+    (also when every marked joint follows in another coupling)."""
+    candidates = []
+    for _c, _where, _common, path_p, path_s in found:
+        marked = [j for j in (*path_p, *path_s) if independent.get(j) is False]
+        candidates.append(marked or path_s[:1] if marked or len(path_s) == 1 else [])
+    chosen: dict[int, str] = {}
+    progress = True
+    while progress:  # a coupling left one candidate takes it; the others lose that joint
+        progress = False
+        taken = set(chosen.values())
+        for k, options in enumerate(candidates):
+            left = [j for j in options if j not in taken]
+            if k not in chosen and len(left) == 1:
+                chosen[k] = left[0]
+                taken.add(left[0])
+                progress = True
+    out = []
+    for k, (_c, where, common, path_p, path_s) in enumerate(found):
+        if k in chosen:
+            out.append(chosen[k])
+            continue
+        taken = set(chosen.values())
+        marked = [j for j in candidates[k] if j not in taken]
+        if candidates[k] and not marked:  # its marked joints follow elsewhere: the successor
+            # (a gear after a rotor), unless it follows elsewhere too (coupled twice)
+            out.append(path_s[0] if len(path_s) == 1 else candidates[k][0])
+            continue
+        if len(path_p) == len(path_s) == 1 and len(marked) == 2:
+            raise URDFError(
+                f"{where}: both joints, '{path_p[0]}' and '{path_s[0]}', are marked "
+                'independent="false": one of the two must be the coordinate'
+            )
+        if marked:
+            raise URDFError(
+                f"{where}: the joints {', '.join(map(repr, marked))} are all marked "
+                'independent="false"; a coupling makes one joint follow'
+            )
         raise URDFError(
-            f"{where}: both joints, '{path_p[0]}' and '{path_s[0]}', are marked "
-            'independent="false": one of the two must be the coordinate'
+            f"{where}: the successor hangs from the links' nearest common ancestor '{common}' "
+            f"by {len(path_s)} moving joints ({', '.join(map(repr, path_s))}) and none is "
+            'marked independent="false": mark the joint that follows'
         )
-    if marked:
-        raise URDFError(
-            f"{where}: the joints {', '.join(map(repr, marked))} are all marked "
-            'independent="false"; a coupling makes one joint follow'
-        )
-    if len(path_s) == 1:
-        return path_s[0]
-    raise URDFError(
-        f"{where}: the successor hangs from the links' nearest common ancestor '{common}' by "
-        f"{len(path_s)} moving joints ({', '.join(map(repr, path_s))}) and none is marked "
-        'independent="false": mark the joint that follows'
-    )
+    return out
 
 
 def _substitute(name: str, direct: dict, path: list[str]) -> dict[str, float]:

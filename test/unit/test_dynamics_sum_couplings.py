@@ -1,0 +1,233 @@
+"""Couplings to a sum of joints: a rotor on the thigh that drives the foot through a belt
+turns ratio * (q_knee + q_ankle) (the bundled ``leg_belt_rotors``).
+
+Reference: Pinocchio on the spanning tree (rotors as ordinary bodies; Pinocchio ignores
+<coupling>) reduced by the constant A written below by hand from the URDF's comment (not read
+from the library): the ankle rotor's row has -7.5 in the knee's and the ankle's columns.
+Plus Mdotbar = Cbar + Cbar^T, Cbar qd = RNEA(q, qd, 0) - g, Cbar = sum_k Gammabar qd_k,
+finite differences of Mbar, and the fast coupled path (one leader per row) where locking a
+joint leaves each follower one leader.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support.floating import random_configuration
+from support.oracle import assert_close
+from support.rotors import Reduced, compare, strip_couplings
+
+from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
+from coriolis_ros.robots import robot_urdf
+
+TOL = 1e-10
+TEXT = robot_urdf("leg_belt_rotors")
+# follower -> (leader, ratio) or {leader: ratio}: the URDF's couplings, by hand
+FOLLOWERS = {
+    "hip_rotor": ("hip", 6.0),
+    "knee_rotor": ("knee", 9.0),
+    "ankle_rotor": {"knee": -7.5, "ankle": -7.5},
+}
+
+
+def test_the_belt_leg_reads_its_sum_coupling():
+    dyn = Dynamics.from_urdf(TEXT)
+    assert dyn.joint_names == ("hip", "knee", "ankle")
+    assert dyn.coupled_joints == {"hip_rotor": ("hip", 6.0, 0.0), "knee_rotor": ("knee", 9.0, 0.0)}
+    assert dyn.summed_joints == {"ankle_rotor": ({"ankle": -7.5, "knee": -7.5}, 0.0)}
+    assert set(dyn.dependent_joints) == {"hip_rotor", "knee_rotor", "ankle_rotor"}
+    assert dyn.loops == ()
+    q = np.array([0.3, 1.1, -0.4])
+    full = dict(zip(dyn.tree_joint_names, dyn.full_position(q), strict=True))
+    assert full["ankle_rotor"] == pytest.approx(-7.5 * (1.1 - 0.4), rel=1e-15)
+    assert full["knee_rotor"] == pytest.approx(9.9, rel=1e-15)
+    A, dA = dyn.velocity_map(q)
+    rows = {n: A[i] for i, n in enumerate(dyn.tree_joint_names)}
+    assert rows["ankle_rotor"].tolist() == [0.0, -7.5, -7.5]
+    assert not dA.any()  # a constant A
+
+
+@pytest.mark.parametrize("root_joint", ["fixed", "floating"])
+def test_the_belt_leg_matches_the_reduced_spanning_tree(root_joint):
+    dyn = Dynamics.from_urdf(TEXT, root_joint=root_joint)
+    ref = Reduced(strip_couplings(TEXT), FOLLOWERS, dyn.joint_names, root_joint)
+    rng = np.random.default_rng(5)
+    for s in range(3):
+        qbar = random_configuration(dyn, rng, unit=True)
+        v, a = rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv)
+        compare(dyn, ref, qbar, v, a, f"belt leg {root_joint} {s}", TOL)
+
+
+def test_identities_and_finite_differences_on_the_belt_leg():
+    dyn = Dynamics.from_urdf(TEXT)
+    rng = np.random.default_rng(3)
+    q, qd = rng.uniform(-1.5, 1.5, 3), rng.normal(0, 2, 3)
+    M, Mdot, C = dyn.coriolis(q, qd)
+    h = 1e-6
+    Mdot_fd = (dyn.mass_matrix(q + h * qd) - dyn.mass_matrix(q - h * qd)) / (2 * h)
+    assert_close(Mdot, Mdot_fd, 1e-7, "Mdot by differences")
+    assert_close(Mdot, C + C.T, TOL, "Mdot = C + C^T")
+    z = np.zeros(3)
+    assert_close(C @ qd, dyn.inverse_dynamics(q, qd, z) - dyn.gravity(q), TOL, "C qd")
+    dM = np.empty((3, 3, 3))
+    for k in range(3):
+        e = np.eye(3)[k] * 1e-5
+        dM[:, :, k] = (dyn.mass_matrix(q + e) - dyn.mass_matrix(q - e)) / 2e-5
+    G_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
+    G = dyn.christoffel(q)
+    assert_close(G, G_fd, 1e-6, "Gamma by differences")
+    assert_close(np.einsum("ijk,k->ij", G, qd), C, TOL, "C = Gamma qd")
+
+
+def test_the_predecessor_side_may_follow():
+    """With the ankle marked independent="false" (and the rotor not), the ankle follows:
+    q_ankle = q_rotor / -7.5 - q_knee, and the rotor is a coordinate."""
+    text = TEXT.replace('<joint name="ankle" type="revolute">',
+                        '<joint name="ankle" type="revolute" independent="false">')  # fmt: skip
+    text = text.replace('<joint name="ankle_rotor" type="continuous" independent="false">',
+                        '<joint name="ankle_rotor" type="continuous">')  # fmt: skip
+    dyn = Dynamics.from_urdf(text)
+    assert dyn.joint_names == ("hip", "knee", "ankle_rotor")
+    assert dyn.summed_joints == {"ankle": ({"ankle_rotor": -1 / 7.5, "knee": -1.0}, 0.0)}
+    followers = {**FOLLOWERS, "ankle": {"ankle_rotor": -1 / 7.5, "knee": -1.0}}
+    del followers["ankle_rotor"]
+    ref = Reduced(strip_couplings(text), followers, dyn.joint_names)
+    rng = np.random.default_rng(8)
+    qbar = rng.uniform(-2, 2, 3)
+    compare(dyn, ref, qbar, rng.normal(0, 2, 3), rng.normal(0, 2, 3), "ankle follows", TOL)
+
+
+def test_a_gear_after_the_belt_multiplies_the_sum():
+    """A second gear driven by the ankle rotor (q = 2 q_ankle_rotor) follows 2 * -7.5 times
+    the sum, through the chain."""
+    gear = (
+        '<link name="gear"><inertial><mass value="0.1"/>'
+        '<inertia ixx="1e-5" iyy="2e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<joint name="gear" type="continuous"><parent link="thigh"/><child link="gear"/>'
+        '<origin xyz="0 -0.05 -0.1"/><axis xyz="0 1 0"/></joint>'
+        '<coupling name="gear_pair"><predecessor link="ankle_rotor"/><successor link="gear"/>'
+        '<ratio value="2"/></coupling>'
+    )
+    text = TEXT.replace("</robot>", gear + "</robot>")
+    dyn = Dynamics.from_urdf(text)
+    assert dyn.summed_joints["gear"] == ({"ankle": -15.0, "knee": -15.0}, 0.0)
+    ref = Reduced(strip_couplings(text), {**FOLLOWERS, "gear": {"ankle": -15.0, "knee": -15.0}},
+                  dyn.joint_names)  # fmt: skip
+    rng = np.random.default_rng(2)
+    compare(dyn, ref, rng.uniform(-2, 2, 3), rng.normal(0, 2, 3), rng.normal(0, 2, 3), "gear")
+    # marked independent="false" as in GRBDA's models: the ankle rotor follows in the belt
+    # (its only marked joint), so the gear follows in the pair
+    marked = text.replace('<joint name="gear" type="continuous">',
+                          '<joint name="gear" type="continuous" independent="false">')  # fmt: skip
+    assert Dynamics.from_urdf(marked).summed_joints == dyn.summed_joints
+
+
+def _with(old: str, new: str) -> str:
+    assert old in TEXT
+    return TEXT.replace(old, new)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            _with('<joint name="ankle" type="revolute">',
+                  '<joint name="ankle" type="revolute" independent="false">'),
+            "coupling[@name='ankle_belt']: the joints 'ankle', 'ankle_rotor' are all marked "
+            'independent="false"; a coupling makes one joint follow',
+        ),  # fmt: skip
+        (
+            _with('<joint name="ankle_rotor" type="continuous" independent="false">',
+                  '<joint name="ankle_rotor" type="continuous" independent="false">'
+                  '<mimic joint="hip"/>'),
+            "joint 'ankle_rotor' has a <mimic> and is coupled by a <coupling>",
+        ),  # fmt: skip
+        (
+            _with("</robot>",
+                  '<link name="toe"/><joint name="toe" type="revolute"><parent link="foot"/>'
+                  '<child link="toe"/><axis xyz="0 1 0"/><mimic joint="ankle_rotor"/></joint>'
+                  "</robot>"),
+            "joint 'toe' follows 'ankle_rotor', which follows a sum of joints by a <coupling>",
+        ),  # fmt: skip
+    ],
+)
+def test_bad_sum_couplings_are_refused_by_name(text, message):
+    with pytest.raises(URDFError) as info:
+        Dynamics.from_urdf(text)
+    assert message in str(info.value)
+
+
+def test_independent_joints_is_for_loops_only():
+    with pytest.raises(ValueError, match="independent_joints is for models with closed loops"):
+        Dynamics.from_urdf(TEXT, independent_joints=["hip", "knee", "ankle"])
+
+
+def test_a_sum_beyond_the_bound_is_refused_naming_it_and_just_inside_is_finite():
+    from coriolis_ros.dynamics.kernels.kinematics import MAX_ABS
+
+    dyn = Dynamics.from_urdf(TEXT)
+    inside = MAX_ABS / 7.5 / 2 * (1 - 1e-12)  # knee + ankle = 2 inside: |q_rotor| < MAX_ABS
+    q = np.array([0.1, inside, inside])
+    assert np.all(np.isfinite(dyn.full_position(q)))
+    beyond = MAX_ABS / 7.5 / 2 * (1 + 1e-12)
+    with pytest.raises(ValueError) as info:
+        dyn.coriolis(np.array([0.1, beyond, beyond]), np.zeros(3))
+    assert "joint 'ankle_rotor' follows the sum of 'knee', 'ankle'" in str(info.value) or (
+        "joint 'ankle_rotor' follows the sum of 'ankle', 'knee'" in str(info.value)
+    )
+    # the instance still answers at a good state afterwards
+    M, _, _ = dyn.coriolis(np.array([0.1, 0.2, 0.3]), np.ones(3))
+    assert np.all(np.isfinite(M))
+
+
+def test_locking_the_knee_leaves_the_belt_one_leader_on_the_fast_path():
+    """Knee locked at 0.4: q_ankle_rotor = -7.5 q_ankle - 3; the model has one leader per
+    follower again and runs the coupled kernels, with the same M, C and g as the summed
+    model at knee = 0.4 (the other path) in the hip and ankle rows and columns."""
+    locked = Dynamics.from_urdf(TEXT, locked_joints={"knee": 0.4})
+    assert locked.closed is None
+    assert locked.joint_names == ("hip", "ankle")
+    assert locked.coupled_joints["ankle_rotor"] == ("ankle", -7.5, pytest.approx(-3.0))
+    full = Dynamics.from_urdf(TEXT)
+    rng = np.random.default_rng(4)
+    q, qd = rng.uniform(-1, 1, 2), rng.normal(0, 2, 2)
+    M, _, C = locked.coriolis(q, qd)
+    Mf, _, Cf = full.coriolis(np.array([q[0], 0.4, q[1]]), np.array([qd[0], 0.0, qd[1]]))
+    keep = [0, 2]
+    assert_close(M, Mf[np.ix_(keep, keep)], TOL, "M, knee locked")
+    assert_close(C, Cf[np.ix_(keep, keep)], TOL, "C, knee locked")
+    g, gf = locked.gravity(q), full.gravity(np.array([q[0], 0.4, q[1]]))
+    assert_close(g, gf[keep], TOL, "g, knee locked")
+
+
+def test_locking_knee_and_ankle_welds_the_belt_rotor():
+    dyn = Dynamics.from_urdf(TEXT, locked_joints={"knee": 0.4, "ankle": -0.1})
+    assert dyn.joint_names == ("hip",)
+    assert dict(dyn.model.locked_joints)["ankle_rotor"] == pytest.approx(-7.5 * 0.3)
+    # locked where the belt puts it (to 1e-9), or not at all
+    Dynamics.from_urdf(TEXT, locked_joints={"knee": 0.4, "ankle": -0.1, "ankle_rotor": -2.25})
+    with pytest.raises(ValueError, match="must be locked at -2.25"):
+        Dynamics.from_urdf(TEXT, locked_joints={"knee": 0.4, "ankle": -0.1, "ankle_rotor": -2.2})
+
+
+def test_locking_the_belt_rotor_alone_names_its_leaders():
+    with pytest.raises(ValueError) as info:
+        Dynamics.from_urdf(TEXT, locked_joints={"ankle_rotor": 0.0, "knee": 0.1})
+    assert "joint 'ankle_rotor' follows 'ankle', 'knee' by a <coupling>; lock 'ankle'" in str(
+        info.value
+    )
+
+
+def test_the_observer_recovers_a_torque_on_the_belt_leg():
+    """The momentum observer uses the reduced p, C^T qd and g: a constant external torque from
+    rest is recovered as r = tau_ext (1 - exp(-K t)) at the stamps (the same relation as on
+    any model: its p, C^T qd and g are the summed model's)."""
+    dyn = Dynamics.from_urdf(TEXT)
+    obs = MomentumObserver(dyn, gain=20.0)
+    q, z = np.array([0.2, 0.9, -0.3]), np.zeros(3)
+    tau_ext = np.array([-1.0, 0.5, 2.0])
+    g = dyn.gravity(q)
+    obs.update(0.0, q, z, g)
+    r = obs.update(0.1, q, z, g + tau_ext)
+    assert_close(-r, tau_ext * (1 - np.exp(-20.0 * 0.1)) * 0.5, TOL, "residual")
