@@ -159,19 +159,25 @@ def test_bag_rows_equal_node_messages_bit_for_bit(tmp_path, robot, storage):
     assert "not_a_joint" in " ".join(result.notes)
 
 
-def test_a_closed_chain_with_a_geared_rotor_gives_the_node_s_rows(tmp_path):
-    """The four-bar with a geared rotor (a <coupling>): a driver publishes every tree joint,
-    the rotor included; the bag's rows are the node's, bit for bit (the bag computes each row
-    as the tick does, in its order: on a closed chain the last bits depend on the order of
-    the calls, each closing the loops from the last solution)."""
+@pytest.mark.parametrize("robot", ["four_bar_rotor", "leg_belt_rotors"])
+def test_a_closed_chain_with_a_geared_rotor_gives_the_node_s_rows(tmp_path, robot):
+    """The four-bar with a geared rotor (a <coupling>), and the leg whose ankle rotor follows
+    knee + ankle (computed as a closed chain without loops): a driver publishes every tree
+    joint, the rotors included; the bag's rows are the node's, bit for bit (the bag computes
+    each row as the tick does, in its order: on a closed chain the last bits depend on the
+    order of the calls, each closing the loops from the last solution)."""
     from coriolis_ros.dynamics import Dynamics
 
-    urdf = four_bar_with_rotor((ROBOTS / "four_bar.urdf").read_text())
+    if robot == "four_bar_rotor":
+        urdf = four_bar_with_rotor((ROBOTS / "four_bar.urdf").read_text())
+    else:
+        urdf = (ROBOTS / f"{robot}.urdf").read_text()
     dyn = Dynamics.from_urdf(urdf)
     names = list(dyn.tree_joint_names)
     messages = []
     for k in range(40):
-        y, yd = np.array([0.3 + 0.02 * k]), np.array([1.0])
+        y = 0.3 + 0.02 * k + np.arange(dyn.nq) * 0.1
+        yd = np.ones(dyn.nv)
         q = dyn.close_loops(y)
         A, _ = dyn.velocity_map(y)
         messages.append((T0 + k * DT, names, q, A @ yd, []))
@@ -185,6 +191,13 @@ def test_a_closed_chain_with_a_geared_rotor_gives_the_node_s_rows(tmp_path):
             assert np.array_equal(_bits(got), _bits(want)), (t, key)
     assert "off the closure" not in core.log.text()
     assert result.skipped == {} and not any("leader" in note for note in result.notes)
+    # and the node's numbers are the library's at the published state
+    fields = published[-1][1]
+    q, qd = fields["position"], fields["velocity"]
+    M, Mdot, C = Dynamics.from_urdf(urdf).coriolis(q, qd)
+    for key, want in (("mass_matrix", M), ("coriolis_matrix", C)):
+        got = fields[key].reshape(want.shape)
+        assert np.abs(got - want).max() <= 1e-12 * np.abs(want).max(), key
 
 
 def test_a_messy_closed_chain_stream_gives_the_node_s_rows_and_notes(tmp_path):
