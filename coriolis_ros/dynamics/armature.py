@@ -31,6 +31,10 @@ joint r (a rotor, or a gear of a gear train) with leader j, resolved ratio N, an
   that hangs from the fixed base) it drops out.
 - the frames attached to r's body (the rotor link) move with it to the parent.
 
+A rotor that follows a sum of joints (:mod:`.couplings`: q_r = sum of c_l q_l) becomes the
+same disc, spinning at sum of c_l q̇_l: it adds I_a c c^T to M, off the diagonal too (between
+the joints it sums), and has no line in the model's ``armature`` list.
+
 A rotor that is not balanced about its spin axis (centre of mass off the axis, or products
 of inertia between the axis and the transverse ones beyond round-off) has no such split and
 is refused with a message naming it, as is a coupled body with moving joints below it or
@@ -135,13 +139,17 @@ def _split(model: Model, r: int, name: str, leader: str) -> tuple:
 def armature_model(model: Model) -> Model:
     """The model with every coupled joint's body replaced by its armature (module docstring);
     the model itself if nothing is coupled."""
-    if not model.couplings:
+    if not (model.couplings or model.sums):
         return model
     mf = model.mf.copy()
     fm = model.fm.copy()
     rows = {name: i for i, name in enumerate(model.joint_names)}
     armature: dict[str, float] = {}
-    for name, leader, ratio, _offset in model.couplings:
+    # a rotor that follows a sum of joints: its disc spins at sum c_l qdot_l, which adds
+    # I_a c c^T to M (off the diagonal too); it has no line in ``armature``
+    summed = [(name, " + ".join(leader for leader, _ in terms), None)
+              for name, terms, _offset in model.sums]  # fmt: skip
+    for name, leader, ratio, *_ in (*model.couplings, *summed):
         r = rows[name]
         spin, mass, com, transverse = _split(model, r, name, leader)
         rot = mf[r, MF_R : MF_R + 9].reshape(3, 3).copy()
@@ -161,6 +169,7 @@ def armature_model(model: Model) -> Model:
         mf[r, MF_C : MF_C + 3] = 0.0
         mf[r, MF_I : MF_I + 9] = np.diag([0.5 * spin, 0.5 * spin, spin]).reshape(-1)
         mf[r, MF_PARENT] = -1.0
-        armature[leader] = armature.get(leader, 0.0) + ratio * ratio * spin
+        if ratio is not None:
+            armature[leader] = armature.get(leader, 0.0) + ratio * ratio * spin
     ordered = tuple((j, armature[j]) for j in model.joint_names if j in armature)
     return dataclasses.replace(model, mf=mf, fm=fm, armature=ordered)

@@ -231,3 +231,27 @@ def test_the_observer_recovers_a_torque_on_the_belt_leg():
     obs.update(0.0, q, z, g)
     r = obs.update(0.1, q, z, g + tau_ext)
     assert_close(-r, tau_ext * (1 - np.exp(-20.0 * 0.1)) * 0.5, TOL, "residual")
+
+
+def test_the_armature_of_the_belt_rotor_spins_at_the_sum():
+    """rotor_model='armature': the belt rotor becomes a disc spinning at -7.5 (qd_knee +
+    qd_ankle), I_a c c^T in M (off the diagonal too). With the hip locked the rotors' parent
+    (the thigh) is fixed, and the armature model is then the exact one (module docstring of
+    dynamics.armature); with the hip free they differ in the hip's row only (the spin's
+    coupling with the thigh's rotation)."""
+    locked = {"hip": 0.3}
+    exact = Dynamics.from_urdf(TEXT, locked_joints=locked)
+    approx = Dynamics.from_urdf(TEXT, locked_joints=locked, rotor_model="armature")
+    assert dict(approx.model.armature) == {"knee": pytest.approx(81 * 2.9e-4)}
+    rng = np.random.default_rng(9)
+    q, qd = rng.uniform(-1, 1, 2), rng.normal(0, 2, 2)
+    for a, b, what in zip(exact.coriolis(q, qd), approx.coriolis(q, qd), ("M", "Mdot", "C")):
+        assert_close(b, a, TOL, f"{what}, hip locked")
+    assert_close(approx.christoffel(q), exact.christoffel(q), TOL, "Gamma, hip locked")
+    assert_close(approx.gravity(q), exact.gravity(q), TOL, "g, hip locked")
+    free_exact, free_approx = Dynamics.from_urdf(TEXT), Dynamics.from_urdf(
+        TEXT, rotor_model="armature"
+    )
+    q3 = np.array([0.1, 0.5, -0.2])
+    diff = free_exact.mass_matrix(q3) - free_approx.mass_matrix(q3)
+    assert np.abs(diff[1:, 1:]).max() < 1e-15 and np.abs(diff[0]).max() > 1e-4
