@@ -125,6 +125,12 @@ class ParameterMethods:
         return out
 
     def _tree_only(self, method: str) -> None:
+        if self.closed is not None and not self.loops:
+            raise ValueError(
+                f"{method} is not available yet for a model with a joint coupled to a sum of "
+                f"joints ({', '.join(self.summed_joints)}: computed as a closed chain; "
+                "docs/rotors.md)"
+            )
         if self.closed is not None:
             raise ValueError(
                 f"{method} is not available for a model with closed loops yet (its coordinates "

@@ -255,3 +255,17 @@ def test_the_armature_of_the_belt_rotor_spins_at_the_sum():
     q3 = np.array([0.1, 0.5, -0.2])
     diff = free_exact.mass_matrix(q3) - free_approx.mass_matrix(q3)
     assert np.abs(diff[1:, 1:]).max() < 1e-15 and np.abs(diff[0]).max() > 1e-4
+
+
+@pytest.mark.parametrize("method", ["regressor", "task_space", "external_wrench"])
+def test_the_methods_closed_chains_lack_refuse_naming_the_summed_joint(method):
+    dyn = Dynamics.from_urdf(TEXT)
+    z = np.zeros(3)
+    args = {"regressor": (z, z, z, z), "task_space": ("foot", z, z),
+            "external_wrench": (z, z, "foot")}  # fmt: skip
+    with pytest.raises(ValueError) as info:
+        getattr(dyn, method)(*args[method])
+    assert str(info.value).startswith(
+        f"{method} is not available yet for a model with a joint coupled to a sum of joints "
+        "(ankle_rotor"
+    )
