@@ -131,3 +131,26 @@ def compare(dyn, ref: Reduced, qbar, qdbar, qddbar, label, tol=TOL):
     G = dyn.christoffel(qbar)
     assert_close(G, G_ref, tol, f"{label} Gammabar")
     assert_close(np.einsum("ijk,k->ij", G, qdbar), C, tol, f"{label} sum Gammabar qd")
+
+
+def check_by_differences(dyn: Dynamics, q, qd) -> None:
+    """Mdot and Gamma against central differences of M (Gamma_ijk = (dM_ij/dq_k +
+    dM_ik/dq_j - dM_jk/dq_i) / 2), and the identities Mdot = C + C^T, C qd = RNEA(q, qd, 0)
+    - g, C = sum_k Gamma_ijk qd_k, at (q, qd) on a model whose q is its velocity's integral
+    (no quaternion)."""
+    n = dyn.nv
+    M, Mdot, C = dyn.coriolis(q, qd)
+    h = 1e-6
+    Mdot_fd = (dyn.mass_matrix(q + h * qd) - dyn.mass_matrix(q - h * qd)) / (2 * h)
+    assert_close(Mdot, Mdot_fd, 1e-7, "Mdot by differences")
+    assert_close(Mdot, C + C.T, TOL, "Mdot = C + C^T")
+    z = np.zeros(n)
+    assert_close(C @ qd, dyn.inverse_dynamics(q, qd, z) - dyn.gravity(q), TOL, "C qd")
+    dM = np.empty((n, n, n))
+    for k in range(n):
+        e = np.eye(n)[k] * 1e-5
+        dM[:, :, k] = (dyn.mass_matrix(q + e) - dyn.mass_matrix(q - e)) / 2e-5
+    G_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
+    G = dyn.christoffel(q)
+    assert_close(G, G_fd, 1e-6, "Gamma by differences")
+    assert_close(np.einsum("ijk,k->ij", G, qd), C, TOL, "C = sum_k Gamma qd_k")

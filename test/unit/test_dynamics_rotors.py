@@ -23,7 +23,7 @@ from support.oracle import assert_close
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
 from coriolis_ros.robots import robot_path, robot_urdf
-from support.rotors import Reduced, compare, strip_couplings
+from support.rotors import Reduced, check_by_differences, compare, strip_couplings
 from support.rotors import coupled_joints_from_xml, with_rotor_links
 
 TOL = 1e-10
@@ -139,21 +139,7 @@ def compare_quadruped(dyn, rotors, root_joint, seed, states, label):
 def test_identities_and_finite_differences_on_the_arm_with_rotors():
     dyn = Dynamics.from_urdf(robot_path("arm7_rotors"))
     rng = np.random.default_rng(11)
-    q, qd = rng.uniform(-2, 2, 7), rng.normal(0, 1, 7)
-    M, Mdot, C = dyn.coriolis(q, qd)
-    h = 1e-6
-    Mdot_fd = (dyn.mass_matrix(q + h * qd) - dyn.mass_matrix(q - h * qd)) / (2 * h)
-    assert_close(Mdot, Mdot_fd, 1e-7, "Mdot by differences")
-    assert_close(Mdot, C + C.T, TOL, "Mdot = C + C^T")
-    z = np.zeros(7)
-    assert_close(C @ qd, dyn.inverse_dynamics(q, qd, z) - dyn.gravity(q), TOL, "C qd")
-    # Gamma_ijk = (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) / 2 by differences of Mbar
-    dM = np.empty((7, 7, 7))
-    for k in range(7):
-        e = np.eye(7)[k] * 1e-5
-        dM[:, :, k] = (dyn.mass_matrix(q + e) - dyn.mass_matrix(q - e)) / 2e-5
-    G_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
-    assert_close(dyn.christoffel(q), G_fd, 1e-6, "Gamma by differences")
+    check_by_differences(dyn, rng.uniform(-2, 2, 7), rng.normal(0, 1, 7))
 
 
 def test_observer_and_clone_on_the_arm_with_rotors():

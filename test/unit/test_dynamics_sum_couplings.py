@@ -16,7 +16,7 @@ import pytest
 
 from support.floating import random_configuration
 from support.oracle import assert_close
-from support.rotors import Reduced, compare, strip_couplings
+from support.rotors import Reduced, check_by_differences, compare, strip_couplings
 
 from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
 from coriolis_ros.robots import robot_urdf
@@ -62,22 +62,7 @@ def test_the_belt_leg_matches_the_reduced_spanning_tree(root_joint):
 def test_identities_and_finite_differences_on_the_belt_leg():
     dyn = Dynamics.from_urdf(TEXT)
     rng = np.random.default_rng(3)
-    q, qd = rng.uniform(-1.5, 1.5, 3), rng.normal(0, 2, 3)
-    M, Mdot, C = dyn.coriolis(q, qd)
-    h = 1e-6
-    Mdot_fd = (dyn.mass_matrix(q + h * qd) - dyn.mass_matrix(q - h * qd)) / (2 * h)
-    assert_close(Mdot, Mdot_fd, 1e-7, "Mdot by differences")
-    assert_close(Mdot, C + C.T, TOL, "Mdot = C + C^T")
-    z = np.zeros(3)
-    assert_close(C @ qd, dyn.inverse_dynamics(q, qd, z) - dyn.gravity(q), TOL, "C qd")
-    dM = np.empty((3, 3, 3))
-    for k in range(3):
-        e = np.eye(3)[k] * 1e-5
-        dM[:, :, k] = (dyn.mass_matrix(q + e) - dyn.mass_matrix(q - e)) / 2e-5
-    G_fd = 0.5 * (dM + np.einsum("ikj->ijk", dM) - np.einsum("jki->ijk", dM))
-    G = dyn.christoffel(q)
-    assert_close(G, G_fd, 1e-6, "Gamma by differences")
-    assert_close(np.einsum("ijk,k->ij", G, qd), C, TOL, "C = Gamma qd")
+    check_by_differences(dyn, rng.uniform(-1.5, 1.5, 3), rng.normal(0, 2, 3))
 
 
 def test_the_predecessor_side_may_follow():
