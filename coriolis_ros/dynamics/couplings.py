@@ -47,6 +47,7 @@ of a link and its rotor, q_rotor = N q_link, a constant A = dq/dqbar).
 
 from __future__ import annotations
 
+import itertools
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
@@ -329,53 +330,113 @@ def resolve_couplings(
 
 
 def _followers(found: list, independent) -> list[str]:
-    """The joint that follows in each coupling (:func:`resolve_couplings`): the one marked
-    ``independent="false"`` among its joints and not already the follower of another
-    coupling (in a gear train the joint between two couplings follows in the first and
-    leads the second), else the successor's when it hangs from the ancestor by one joint
-    (also when every marked joint follows in another coupling)."""
-    candidates = []
-    for _c, _where, _common, path_p, path_s in found:
+    """The joint that follows in each coupling (:func:`resolve_couplings`), one per coupling,
+    none twice: a joint marked ``independent="false"`` among the coupling's joints, or the
+    successor's joint when it hangs from the ancestor by one joint and is not marked.  Among
+    the ways to choose, the one with the most marked joints; couplings that share no
+    candidate are chosen for separately.  So in a gear train whose joints are all marked (as
+    in GRBDA's files) the joint between two couplings follows in the one where it is the only
+    candidate, and the result never depends on the order of the elements.  URDFError naming
+    the coupling(s) when no way exists (a joint coupled twice), when two ways tie, or for a
+    coupling with no candidate."""
+    options = []  # per coupling: (joint, 1 if marked else 0)
+    for _c, where, common, path_p, path_s in found:
         marked = [j for j in (*path_p, *path_s) if independent.get(j) is False]
-        candidates.append(marked or path_s[:1] if marked or len(path_s) == 1 else [])
-    chosen: dict[int, str] = {}
-    progress = True
-    while progress:  # a coupling left one candidate takes it; the others lose that joint
-        progress = False
-        taken = set(chosen.values())
-        for k, options in enumerate(candidates):
-            left = [j for j in options if j not in taken]
-            if k not in chosen and len(left) == 1:
-                chosen[k] = left[0]
-                taken.add(left[0])
-                progress = True
-    out = []
-    for k, (_c, where, common, path_p, path_s) in enumerate(found):
-        if k in chosen:
-            out.append(chosen[k])
-            continue
-        taken = set(chosen.values())
-        marked = [j for j in candidates[k] if j not in taken]
-        if candidates[k] and not marked:  # its marked joints follow elsewhere: the successor
-            # (a gear after a rotor), unless it follows elsewhere too (coupled twice)
-            out.append(path_s[0] if len(path_s) == 1 else candidates[k][0])
-            continue
-        if len(path_p) == len(path_s) == 1 and len(marked) == 2:
+        opts = [(j, 1) for j in marked]
+        if len(path_s) == 1 and path_s[0] not in marked:
+            opts.append((path_s[0], 0))
+        if not opts:
             raise URDFError(
-                f"{where}: both joints, '{path_p[0]}' and '{path_s[0]}', are marked "
-                'independent="false": one of the two must be the coordinate'
+                f"{where}: the successor hangs from the links' nearest common ancestor "
+                f"'{common}' by {len(path_s)} moving joints ({', '.join(map(repr, path_s))}) "
+                'and none is marked independent="false": mark the joint that follows'
             )
-        if marked:
+        options.append(opts)
+    out: list[str] = [""] * len(found)
+    for group in _sharing(options):
+        choice = _best_choice(found, options, group)
+        for k, joint in zip(group, choice, strict=True):
+            out[k] = joint
+    return out
+
+
+# Ways to choose the followers of couplings that share candidates, at most (a robot's
+# transmissions give a few; beyond this the marking is what must say it)
+MAX_CHOICES = 4096
+
+
+def _sharing(options: list) -> list[list[int]]:
+    """The couplings in groups linked by a shared candidate joint, each in element order."""
+    group = list(range(len(options)))
+
+    def root(k: int) -> int:
+        while group[k] != k:
+            k = group[k]
+        return k
+
+    owner: dict[str, int] = {}
+    for k, opts in enumerate(options):
+        for joint, _ in opts:
+            if joint in owner:
+                group[root(k)] = root(owner[joint])
+            else:
+                owner[joint] = k
+    out: dict[int, list[int]] = {}
+    for k in range(len(options)):
+        out.setdefault(root(k), []).append(k)
+    return list(out.values())
+
+
+def _best_choice(found: list, options: list, group: list[int]) -> list[str]:
+    """The followers of the couplings ``group`` (:func:`_followers`)."""
+    names = ", ".join(f"'{found[k][0].name}'" for k in group)
+    ways = math.prod(len(options[k]) for k in group)
+    if ways > MAX_CHOICES:
+        raise URDFError(
+            f"couplings {names}: {ways} ways to choose the joints that follow; mark exactly "
+            'those joints independent="false"'
+        )
+    best, ties = -1, []
+    for combo in itertools.product(*(options[k] for k in group)):
+        joints = [j for j, _ in combo]
+        if len(set(joints)) < len(joints):
+            continue
+        score = sum(m for _, m in combo)
+        if score > best:
+            best, ties = score, [joints]
+        elif score == best:
+            ties.append(joints)
+    if not ties:  # some joint would follow in two couplings: name the first such pair
+        taken: dict[str, int] = {}
+        for k in group:
+            free = [j for j, _ in options[k] if j not in taken]
+            if not free:
+                joint = options[k][0][0]
+                raise URDFError(
+                    f"{found[k][1]}: joint '{joint}' is coupled twice (also by coupling "
+                    f"'{found[taken[joint]][0].name}')"
+                )
+            taken[free[0]] = k
+    if len(ties) > 1:
+        if len(group) == 1:
+            (k,) = group
+            where, path_p, path_s = found[k][1], found[k][3], found[k][4]
+            marked = [j for j, m in options[k] if m]
+            if len(path_p) == len(path_s) == 1:
+                raise URDFError(
+                    f"{where}: both joints, '{path_p[0]}' and '{path_s[0]}', are marked "
+                    'independent="false": one of the two must be the coordinate'
+                )
             raise URDFError(
                 f"{where}: the joints {', '.join(map(repr, marked))} are all marked "
                 'independent="false"; a coupling makes one joint follow'
             )
+        ways = "; ".join(", ".join(t) for t in ties[:3])
         raise URDFError(
-            f"{where}: the successor hangs from the links' nearest common ancestor '{common}' "
-            f"by {len(path_s)} moving joints ({', '.join(map(repr, path_s))}) and none is "
-            'marked independent="false": mark the joint that follows'
+            f"couplings {names}: the joints that follow can be chosen in more than one way "
+            f"({ways}); mark exactly those joints independent=\"false\""
         )
-    return out
+    return ties[0]
 
 
 def _substitute(name: str, direct: dict, path: list[str]) -> dict[str, float]:

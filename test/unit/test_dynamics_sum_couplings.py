@@ -254,3 +254,49 @@ def test_the_methods_closed_chains_lack_refuse_naming_the_summed_joint(method):
         f"{method} is not available yet for a model with a joint coupled to a sum of joints "
         "(ankle_rotor"
     )
+
+
+def _two_couplings(second_pred: str, second_succ: str, order: int) -> str:
+    """A base with link l1 (joint j1) carrying l2 (joint j2, marked independent="false")
+    and rotor r3 (joint r3), a rotor r1 (joint r1) on the base; the belt r1 = 2 (j1 + j2)
+    and a second coupling between ``second_pred`` and ``second_succ``, in either order."""
+
+    def link(n, m=0.5):
+        return (f'<link name="{n}"><inertial><mass value="{m}"/><inertia ixx="1e-3" '
+                'iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>')  # fmt: skip
+
+    def joint(n, p, c, extra=""):
+        return (f'<joint name="{n}" type="continuous" {extra}><parent link="{p}"/><child '
+                f'link="{c}"/><origin xyz="0 0.05 -0.2"/><axis xyz="0 1 0"/></joint>')  # fmt: skip
+
+    def coupling(n, p, s, r):
+        return (f'<coupling name="{n}"><predecessor link="{p}"/><successor link="{s}"/>'
+                f'<ratio value="{r}"/></coupling>')  # fmt: skip
+
+    body = (link("base", 2) + link("l1") + link("l2") + link("r1", 0.1) + link("r3", 0.1)
+            + joint("j1", "base", "l1") + joint("j2", "l1", "l2", 'independent="false"')
+            + joint("r1", "base", "r1") + joint("r3", "l1", "r3"))  # fmt: skip
+    pair = [coupling("belt", "l2", "r1", 2), coupling("gear", second_pred, second_succ, 3)]
+    return f'<robot name="t">{body}{"".join(pair[::order])}</robot>'
+
+
+def test_the_followers_do_not_depend_on_the_order_of_the_couplings():
+    """j2 (marked) is a candidate in both couplings; only one way has j2 follow: in the gear
+    j2 = 3 r3 (its successor), so the belt's unmarked successor r1 follows there,
+    r1 = 2 (j1 + 3 r3), whichever coupling the URDF lists first."""
+    for order in (1, -1):
+        dyn = Dynamics.from_urdf(_two_couplings("r3", "l2", order))
+        assert dyn.joint_names == ("j1", "r3"), order
+        assert dyn.coupled_joints == {"j2": ("r3", 3.0, 0.0)}, order
+        assert dyn.summed_joints == {"r1": ({"j1": 2.0, "r3": 6.0}, 0.0)}, order
+
+
+def test_followers_that_tie_are_refused_naming_both_couplings_in_either_order():
+    """With the gear r3 = 3 j2, j2 may follow in the belt (r3 in the gear) or in the gear (r1
+    in the belt): two ways with one marked joint each. Refused, whatever the order."""
+    for order in (1, -1):
+        with pytest.raises(URDFError) as info:
+            Dynamics.from_urdf(_two_couplings("l2", "r3", order))
+        text = str(info.value)
+        assert "the joints that follow can be chosen in more than one way" in text, order
+        assert "'belt'" in text and "'gear'" in text, order
