@@ -198,7 +198,9 @@ def sum_followers(
             merged[leader] = merged.get(leader, 0.0) + coef
         for leader, coef in merged.items():
             check_resolved(name, leader, coef, offset)
-        out[name] = (tuple(merged.items()), offset)
+        # leaders whose shares cancel drop out (lock_sums then makes a follower left with one
+        # leader an ordinary coupling, and welds one left with none)
+        out[name] = (tuple((leader, c) for leader, c in merged.items() if c != 0.0), offset)
     return out
 
 

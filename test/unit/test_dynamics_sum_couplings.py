@@ -300,3 +300,20 @@ def test_followers_that_tie_are_refused_naming_both_couplings_in_either_order():
         text = str(info.value)
         assert "the joints that follow can be chosen in more than one way" in text, order
         assert "'belt'" in text and "'gear'" in text, order
+
+
+def test_shares_that_cancel_drop_out_of_the_sum():
+    """The ankle mimicking the knee: with multiplier 2 the belt rotor follows -7.5 (knee + 2
+    knee) = -22.5 knee, one leader (the fast coupled path); with multiplier -1 the shares
+    cancel and the rotor never turns (welded at 0)."""
+    def mimic(m):
+        tag = f'<mimic joint="knee" multiplier="{m}"/>'
+        return _with('<joint name="ankle" type="revolute">',
+                     '<joint name="ankle" type="revolute">' + tag)  # fmt: skip
+
+    one = Dynamics.from_urdf(mimic(2))
+    assert one.closed is None and one.summed_joints == {}
+    assert one.coupled_joints["ankle_rotor"] == ("knee", -22.5, 0.0)
+    none = Dynamics.from_urdf(mimic(-1))
+    assert none.summed_joints == {} and dict(none.model.locked_joints) == {"ankle_rotor": 0.0}
+    assert none.joint_names == ("hip", "knee")
