@@ -118,7 +118,8 @@ TARGETS = {
                                    "test/unit/test_dynamics_rotors.py::"
                                    "test_a_gear_train_multiplies_the_ratios",
                                    "test/unit/test_dynamics_rotors.py::"
-                                   "test_locking_a_rotor_alone_names_its_leader"],
+                                   "test_locking_a_rotor_alone_names_its_leader",
+                                   "test/unit/test_dynamics_sum_couplings.py"],
     "dynamics/coordinates.py": ["test/unit/test_mutants_coordinates.py",
                                 "test/unit/test_follower_bounds.py",
                                 "test/unit/test_dynamics_mimic.py"],
@@ -129,6 +130,7 @@ TARGETS = {
                                   "test/unit/test_dynamics_pinocchio.py"],
     "dynamics/couplings.py": ["test/unit/test_mutants_couplings.py",
                               "test/unit/test_dynamics_rotors.py",
+                              "test/unit/test_dynamics_sum_couplings.py",
                               "test/unit/test_mutants_urdf_followers.py",
                               "test/integration/test_rotors_frontends.py::"
                               "test_load_rotors_reads_both_layouts",
