@@ -304,19 +304,15 @@ def resolve_couplings(
                 )
         found.append((c, where, common, path_p, path_s))
     followers = _followers(found, independent)
-    for (c, where, _common, path_p, path_s), follower in zip(found, followers, strict=True):
-        # ratio * sum(path_p) - sum(path_s) = 0, solved for the follower
+    for (c, _where, _common, path_p, path_s), follower in zip(found, followers, strict=True):
+        # ratio * sum(path_p) - sum(path_s) = 0, solved for the follower (one per coupling,
+        # none twice: _followers)
         if follower in path_s:
             terms = {j: c.ratio for j in path_p}
             terms.update({j: -1.0 for j in path_s if j != follower})
         else:
             terms = {j: 1.0 / c.ratio for j in path_s}
             terms.update({j: -1.0 for j in path_p if j != follower})
-        if follower in direct:
-            raise URDFError(
-                f"{where}: joint '{follower}' is coupled twice (also by coupling "
-                f"'{direct[follower][1]}')"
-            )
         direct[follower] = (terms, c.name)
     single: dict[str, tuple[str, float]] = {}
     sums: dict[str, tuple[tuple[str, float], ...]] = {}

@@ -203,6 +203,15 @@ def coupling(pred="a", succ="rot", ratio="9", name="g"):
     )
 
 
+def test_a_marked_joint_on_a_successor_path_of_two_follows_their_sum():
+    """b hangs from base by ja and jb; with jb marked, 9 q_jr = q_ja + q_jb gives
+    q_jb = 9 q_jr - q_ja."""
+    text = COUPLING.format(extra=coupling(pred="rot", succ="b")).replace(
+        '<joint name="jb" type="revolute">', '<joint name="jb" type="revolute" independent="false">'
+    )
+    assert Dynamics.from_urdf(text).summed_joints == {"jb": ({"jr": 9.0, "ja": -1.0}, 0.0)}
+
+
 def test_a_good_coupling_and_its_ratio_default():
     dyn = Dynamics.from_urdf(COUPLING.format(extra=coupling()))
     assert dyn.joint_names == ("ja", "jb", "jr2")
@@ -235,7 +244,10 @@ def test_a_good_coupling_and_its_ratio_default():
         (coupling(ratio="-1.01e6"), "between 1e-06 and 1e+06 in magnitude, got -1.01e6"),
         (coupling(ratio="1e200"), "between 1e-06 and 1e+06 in magnitude"),
         (coupling() + coupling(name="g"), "duplicate coupling name 'g'"),
-        (coupling() + coupling(pred="rot2", name="h"), "joint 'jr' is coupled twice"),
+        (
+            coupling() + coupling(pred="rot2", name="h"),
+            "/robot/coupling[@name='h']: joint 'jr' is coupled twice (also by coupling 'g')",
+        ),
         (
             coupling(pred="rot", succ="b"),
             "the successor hangs from the links' nearest common ancestor 'base' by 2 moving "

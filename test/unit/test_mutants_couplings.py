@@ -198,3 +198,43 @@ def test_which_joint_follows_by_the_independent_flags():
         "/robot/coupling[@name='g']: both joints, 'ja' and 'jr', are marked "
         'independent="false": one of the two must be the coordinate'
     )
+
+
+def test_the_ways_to_choose_followers_are_bounded_both_sides():
+    """_best_choice enumerates the ways; at most MAX_CHOICES (4096) are tried, beyond that
+    the couplings are refused naming them. Two couplings with a marked joint each and 63 or
+    more unmarked alternatives: 64 x 64 = 4096 ways choose the two marked joints, 17 x 241
+    = 4097 ways are refused."""
+    from types import SimpleNamespace
+
+    def found(name):
+        return (SimpleNamespace(name=name), f"/robot/coupling[@name='{name}']", "base", [], [])
+
+    def opts(head, others):
+        return [(head, 1)] + [(f"{head}_{i}", 0) for i in range(others)]
+
+    assert cp.MAX_CHOICES == 4096
+    group = [found("a"), found("b")]
+    assert cp._best_choice(group, [opts("ja", 63), opts("jb", 63)], [0, 1]) == ["ja", "jb"]
+    with pytest.raises(URDFError) as info:
+        cp._best_choice(group, [opts("ja", 16), opts("jb", 240)], [0, 1])
+    assert str(info.value) == (
+        "couplings 'a', 'b': 4097 ways to choose the joints that follow; mark exactly those "
+        'joints independent="false"'
+    )
+
+
+def test_a_tie_between_couplings_names_at_most_three_ways():
+    """Two couplings with two marked joints each, none shared: four ways tie; the message
+    names the couplings and the first three ways."""
+    from types import SimpleNamespace
+
+    group = [(SimpleNamespace(name=n), f"/robot/coupling[@name='{n}']", "base", [], [])
+             for n in ("a", "b")]  # fmt: skip
+    options = [[("x", 1), ("y", 1)], [("z", 1), ("w", 1)]]
+    with pytest.raises(URDFError) as info:
+        cp._best_choice(group, options, [0, 1])
+    assert str(info.value) == (
+        "couplings 'a', 'b': the joints that follow can be chosen in more than one way "
+        '(x, z; x, w; y, z); mark exactly those joints independent="false"'
+    )
