@@ -267,13 +267,11 @@ def resolve_couplings(
     ...)): the joints that follow one joint, and those that follow a sum of several, chains
     resolved.  URDFError naming the coupling for an unknown link, a link without a moving
     joint of its own below the two links' nearest common ancestor, a follower that cannot be
-    told, a joint coupled twice, or a cycle.
+    told (:func:`_followers`), a joint coupled twice, or a cycle.
 
     A coupling says ratio * (sum of the moving joints from the nearest common ancestor down
-    to the predecessor) = (the same sum down to the successor).  The joint that follows is
-    the one marked ``independent="false"`` among them, else the successor's when it hangs
-    from the ancestor by one joint (a rotor beside the link it drives)."""
-    direct: dict[str, tuple[dict[str, float], str]] = {}
+    to the predecessor) = (the same sum down to the successor), solved for its follower."""
+    direct: dict[str, dict[str, float]] = {}  # follower -> {joint: coefficient}
     found = []
     links = set(parent_joint) | {j.parent for j in joints.values()}
     for c in couplings:
@@ -304,7 +302,7 @@ def resolve_couplings(
                 )
         found.append((c, where, common, path_p, path_s))
     followers = _followers(found, independent)
-    for (c, _where, _common, path_p, path_s), follower in zip(found, followers, strict=True):
+    for (c, _, _, path_p, path_s), follower in zip(found, followers, strict=True):
         # ratio * sum(path_p) - sum(path_s) = 0, solved for the follower (one per coupling,
         # none twice: _followers)
         if follower in path_s:
@@ -313,7 +311,7 @@ def resolve_couplings(
         else:
             terms = {j: 1.0 / c.ratio for j in path_s}
             terms.update({j: -1.0 for j in path_p if j != follower})
-        direct[follower] = (terms, c.name)
+        direct[follower] = terms
     single: dict[str, tuple[str, float]] = {}
     sums: dict[str, tuple[tuple[str, float], ...]] = {}
     for name in direct:
@@ -439,7 +437,7 @@ def _substitute(name: str, direct: dict, path: list[str]) -> dict[str, float]:
     """The follower ``name``'s terms with every leader that follows in turn replaced by its
     own terms (a gear train: q_a = r1 q_b = r1 r2 q_c); URDFError for a cycle."""
     out: dict[str, float] = {}
-    for leader, coef in direct[name][0].items():
+    for leader, coef in direct[name].items():
         if leader in direct:
             if leader in path:
                 cycle = " -> ".join(f"'{p}'" for p in [*path[path.index(leader) :], leader])
