@@ -317,3 +317,15 @@ def test_shares_that_cancel_drop_out_of_the_sum():
     none = Dynamics.from_urdf(mimic(-1))
     assert none.summed_joints == {} and dict(none.model.locked_joints) == {"ankle_rotor": 0.0}
     assert none.joint_names == ("hip", "knee")
+
+
+def test_a_locked_belt_rotor_may_sit_within_the_lock_tolerance_and_no_further():
+    """Knee 0.4 and ankle -0.1 put the belt rotor at -2.25; a lock of it is accepted within
+    1e-9 relative (2.25e-9 here) and refused beyond, on both sides."""
+    locks = {"knee": 0.4, "ankle": -0.1}
+    at = -7.5 * (0.4 - 0.1)
+    for delta in (-2e-9, 2e-9):
+        Dynamics.from_urdf(TEXT, locked_joints={**locks, "ankle_rotor": at + delta})
+    for delta in (-3e-9, 3e-9):
+        with pytest.raises(ValueError, match="follows a sum of locked joints and must be locked"):
+            Dynamics.from_urdf(TEXT, locked_joints={**locks, "ankle_rotor": at + delta})
