@@ -13,6 +13,7 @@ from .closed_chain import METHODS as CLOSED_CHAIN_METHODS
 from .api_batches import BatchMethods
 from .api_frames import FrameMethods
 from .api_parameters import SLOTINE_LI_INPUTS, ParameterMethods
+from .batch import outputs
 from .closed_chain import ClosedChain, spanning_tree
 from .configuration import integrate as _integrate
 from .configuration import neutral as _neutral
@@ -361,6 +362,22 @@ class Dynamics(FrameMethods, ParameterMethods, BatchMethods):
             status = self._retry(kernel, [self._mf, q, self._ws, out], (1,), (out,))
         if status:
             self._fail(status, (q,), (out,))
+        return out
+
+    def coriolis_christoffel(self, q, qd, out=None):
+        """(M, Mdot, C, Gamma) at (q, qd): :meth:`coriolis` and :meth:`christoffel`
+        (Algorithm 2) in one call, for a controller that needs both each tick.  On a closed
+        chain the loops are closed once and C comes from Gamma (C_ij = sum_k Gamma_ijk
+        qd_k), in one compiled call; on other models the two kernels run one after the
+        other.  ``out``: four arrays (M, Mdot, C, Gamma)."""
+        if self._christoffel_refusal:  # before anything is computed
+            raise ValueError(self._christoffel_refusal)
+        if out is None:
+            M, Mdot, C = self.coriolis(q, qd)
+            return M, Mdot, C, self.christoffel(q)
+        out = outputs(out, [self._mat] * 3 + [self._ten])
+        self.coriolis(q, qd, out=out[:3])
+        self.christoffel(q, out=out[3])
         return out
 
     def mass_matrix(self, q, out=None):

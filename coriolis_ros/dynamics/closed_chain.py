@@ -44,6 +44,7 @@ NEUTRAL_STEP = 0.1
 METHODS = (
     "coriolis",
     "christoffel",
+    "coriolis_christoffel",
     "mass_matrix",
     "gravity",
     "inverse_dynamics",
@@ -98,7 +99,9 @@ class ClosedChain(RowByRowBatches):
         self.closure = c = LoopClosure(
             tree, model.loops, independent_joints, dict(model.independent_flags),
             followers=(*terms, *model.sums), scratch=engine.ws.size,
+            gamma_budget=tree_dynamics.max_christoffel_bytes,
         )  # fmt: skip
+        self._christoffel_refusal = c.gamma_refusal
         names = tuple(tree.joint_names[i] for i in c.independent)
         positions = tuple(tree.position_names[i] for i in c.keep)
         self.model = ReducedModel.of(tree, _Names(names, positions))
@@ -108,12 +111,12 @@ class ClosedChain(RowByRowBatches):
         # the tree's model arrays, and after the closure's arrays a workspace of the size of
         # the tree's own (:func:`.kernels.closed_entry.unpack`)
         self._mf, self._packed = engine.mf, c.packed
-        self._tree_gamma = None  # the tree's Gamma (n, n, n) and scratch X, on first use
         self._mat = (self.nv, self.nv)
         kernels = c._k
         self._update_kernel = kernels["update"]
         self._coriolis_kernel = kernels["coriolis"]
         self._christoffel_kernel = kernels["christoffel"]
+        self._both_kernel = kernels["coriolis_christoffel"]
         c.last[:] = tree_dynamics.neutral()  # Newton's first starting point
         # which of the dependent joints (not_coordinates) are followers
         self._follows = np.isin(c.not_coordinates, c.follow[:, 0])
@@ -140,7 +143,7 @@ class ClosedChain(RowByRowBatches):
             self.check_vector(qd, self.nv, "qd")
         if status in (BAD_Q, BAD_QD):
             raise ValueError(
-                f"{names[status - BAD_Q]} has a NaN or infinite or huge (beyond ±{MAX_ABS:g}) "
+                f"{names[status - BAD_Q]} has a NaN, infinite or huge (beyond ±{MAX_ABS:g}) "
                 "entry"
             )
         if status == SIZE_OUT:
@@ -152,6 +155,8 @@ class ClosedChain(RowByRowBatches):
             self.closure.fail(status)
         if status == ce.NOT_FINITE_OUT:
             self._finite(np.array([np.nan]))
+        if status == ce.NO_GAMMA:  # christoffel refuses before the kernel runs
+            raise ValueError(self._christoffel_refusal or "no room for Gamma")
         if status == ce.TREE + BAD_QD:  # qd in range, A(q) qd not: the tree's kernel refused
             self._tree_rates(self._state(q)[1] @ qd, "qd", "A(q) qd")
         raise RuntimeError(f"internal error: closed-chain kernel status {status}")
@@ -316,31 +321,49 @@ class ClosedChain(RowByRowBatches):
         """Gammabar (n, n, n): Gammabar[i, j, k] = dCbar_ij/dydot_k, with the dA/dy terms: one
         compiled call (:func:`.kernels.closed_entry.closed_christoffel`).  ``method="safeea"``
         computes the tree's Gamma by Safeea's recursion (serial chains) instead."""
+        if self._christoffel_refusal:
+            raise ValueError(self._christoffel_refusal)
         n = self.nv
         if out is None:
             out = np.empty((n, n, n))
-        if self._tree_gamma is None:  # G (n, n, n), then X (n, n, nv), one array
-            self._tree_gamma = np.empty(self.n**3 + self.n * self.n * n)
-        gx = self._tree_gamma
         c = self.closure
         if method != "algorithm2":
             (out,) = self._out(out, [(n, n, n)])
             full, A, dA = self._state(q)
-            G = self.tree_dynamics.christoffel(full, out=gx[: self.n**3].reshape((self.n,) * 3),
-                                               method=method)  # fmt: skip
+            G = self.tree_dynamics.christoffel(full, method=method)
             M = self.tree_dynamics.mass_matrix(full)
             out[...] = np.einsum("ai,bj,ck,abc->ijk", A, A, A, G, optimize=True)
             out += np.einsum("ai,ab,bjk->ijk", A, M, dA, optimize=True)
             self._finite(out)
             return out
         try:
-            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, gx, out)
+            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, out)
         except (TypeError, ValueError):
             (out,) = self._out(out, [(n, n, n)])
             q = self.check_vector(q, self.nq, "q")
-            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, gx, out)
+            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, out)
         if status:
             self._fail(status, q, None, (out,), [(n, n, n)])
+        return out
+
+    def coriolis_christoffel(self, q, qd, out=None):
+        """(Mbar, Mbardot, Cbar, Gammabar) at (q, qd), the loops closed once, Cbar from
+        Gammabar: one compiled call (:func:`.kernels.closed_entry.closed_coriolis_christoffel`)."""
+        if self._christoffel_refusal:
+            raise ValueError(self._christoffel_refusal)
+        c = self.closure
+        shapes = [self._mat] * 3 + [(self.nv,) * 3]
+        if out is None:
+            out = tuple(np.empty(shape) for shape in shapes)
+        try:
+            a, b, d, e = out
+            status = self._both_kernel(self._mf, c.ci, self._packed, q, qd, a, b, d, e)
+        except (TypeError, ValueError):
+            out = self._out(out, shapes)
+            q, qd = self.check_vector(q, self.nq, "q"), self.check_vector(qd, self.nv, "qd")
+            status = self._both_kernel(self._mf, c.ci, self._packed, q, qd, *out)
+        if status:
+            self._fail(status, q, qd, out, shapes)
         return out
 
     def mass_matrix(self, q, out=None):

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .budgets import christoffel_bytes, christoffel_refusal
 from .errors import URDFError
 from .model import (
     FM_BODY,
@@ -201,7 +202,10 @@ def _kernels():
         "close_loops": compile_frozen(ce.close_loops, (i1, f1, f1, types.boolean)),
         "update": compile_frozen(ce.update, (i1, f1, f1, f1)),
         "coriolis": compile_frozen(ce.closed_coriolis, (RF2, i1, f1, f1, f1, f2, f2, f2)),
-        "christoffel": compile_frozen(ce.closed_christoffel, (RF2, i1, f1, f1, f1, f3)),
+        "christoffel": compile_frozen(ce.closed_christoffel, (RF2, i1, f1, f1, f3)),
+        "coriolis_christoffel": compile_frozen(
+            ce.closed_coriolis_christoffel, (RF2, i1, f1, f1, f1, f2, f2, f2, f3)
+        ),
     }
 
 
@@ -214,9 +218,22 @@ class LoopClosure:
     ``independent`` lists the tree joints chosen as coordinates (``None``: the joints'
     ``independent`` attributes if the URDF has them, else the joints nearest the root of
     each loop, chosen by a rank-revealing factorization of K at the neutral configuration).
+    ``scratch``: doubles of workspace for the tree's kernels after the closure's own.  The
+    workspace also holds the tree's Gamma and the reduction's scratch for the Gamma entry
+    points, unless with Gammabar they exceed ``gamma_budget`` bytes (:mod:`.budgets`): then
+    :attr:`gamma_refusal` is the message, and those entry points refuse.
     """
 
-    def __init__(self, tree: Model, loops, independent=None, flags=None, followers=(), scratch=0):
+    def __init__(
+        self,
+        tree: Model,
+        loops,
+        independent=None,
+        flags=None,
+        followers=(),
+        scratch=0,
+        gamma_budget=None,
+    ):
         self.tree = tree
         self.loops = tuple(loops)
         n = tree.nv
@@ -272,7 +289,11 @@ class LoopClosure:
         self.independent = np.flatnonzero(keep)
         # every joint that is not a coordinate: the loops' dependent joints and the followers
         self.not_coordinates = np.unique(np.concatenate([self.dependent, self.follow[:, 0]]))
-        self._pack_map(scratch)
+        # Gamma's room: the tree's n^3, the reduction's n^2 ny and Gammabar's ny^3 doubles
+        ny = self.independent.size
+        size = christoffel_bytes(ny, n) + 8 * n * n * ny
+        self.gamma_refusal = "" if gamma_budget is None else christoffel_refusal(size, gamma_budget)
+        self._pack_map(scratch, not self.gamma_refusal)
 
     # ------------------------------------------------------------------ structure
 
@@ -408,9 +429,10 @@ class LoopClosure:
         self._fk = np.zeros((L, 10, 3))  # the loops' frames at the placements
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
-    def _pack_map(self, scratch: int) -> None:
+    def _pack_map(self, scratch: int, gamma: bool) -> None:
         """The packed arrays of :mod:`.kernels.closed_entry` (cf, cw and ``scratch`` doubles
-        are views of ``packed``), with views of the workspace regions read here: ``last``
+        are views of ``packed``; with ``gamma``, cw has room for the tree's Gamma), with views
+        of the workspace regions read here: ``last``
         (the last closed configuration), ``target`` (the configuration to close), ``A``,
         ``dA``, ``info`` and ``residual``."""
         from .kernels import closed_entry as ce
@@ -426,7 +448,7 @@ class LoopClosure:
         self.keep = np.array([i for i in range(nq) if i not in dependent_q], dtype=np.int64)
         nl, nqy = lead.size, self.keep.size
         nf = self.follow.shape[0]
-        offsets, regions, size_i, size_f, size_w = ce.layout(n, nq, L, nz, nl, ny, nqy, nf)
+        offsets, regions, size_i, size_f, size_w = ce.layout(n, nq, L, nz, nl, ny, nqy, nf, gamma)
         ci = np.zeros(size_i, dtype=np.int64)
         ci[[ce.I_N, ce.I_NQ, ce.I_L, ce.I_NZ, ce.I_NL, ce.I_NY, ce.I_NQY, ce.I_MAX_STEPS,
             ce.I_NF]] = (n, nq, L, nz, nl, ny, nqy, MAX_NEWTON_STEPS, nf)  # fmt: skip

@@ -59,6 +59,7 @@ DEFAULT = "body"
 METHODS = (
     "coriolis",
     "christoffel",
+    "coriolis_christoffel",
     "mass_matrix",
     "gravity",
     "inverse_dynamics",
@@ -303,6 +304,16 @@ class VelocityRepresentation(RowByRowBatches):
         G[:, :, :6] = G[:, :, :6] @ T
         self._finite(G)
         return G
+
+    def coriolis_christoffel(self, q, qd, out=None):
+        """(M', Mdot', C', Gamma'): :meth:`coriolis` and :meth:`christoffel`."""
+        n = self.nv
+        if out is None:
+            out = (None, None, None, None)
+        else:
+            out = outputs(out, [(n, n)] * 3 + [(n, n, n)])
+        M, Mdot, C = self.coriolis(q, qd, None if out[0] is None else out[:3])
+        return M, Mdot, C, self.christoffel(q, out[3])
 
     def mass_matrix(self, q, out=None):
         q, T = self._T(q)

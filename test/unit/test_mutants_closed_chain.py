@@ -151,10 +151,10 @@ def test_a_huge_or_non_finite_numpy_input_names_it_and_the_bound(four_bar):
     for bad in (np.nan, np.inf, 1.5e50):
         with pytest.raises(ValueError) as info:
             four_bar.mass_matrix(np.array([bad]))
-        assert str(info.value) == "q has a NaN or infinite or huge (beyond ±1e+50) entry"
+        assert str(info.value) == "q has a NaN, infinite or huge (beyond ±1e+50) entry"
         with pytest.raises(ValueError) as info:
             four_bar.coriolis(np.array([0.1]), np.array([bad]))
-        assert str(info.value) == "qd has a NaN or infinite or huge (beyond ±1e+50) entry"
+        assert str(info.value) == "qd has a NaN, infinite or huge (beyond ±1e+50) entry"
 
 
 def test_the_status_of_a_non_finite_result_says_so(four_bar):

@@ -17,14 +17,16 @@ steps need is a view into
                two rank thresholds, then each follower's ratio and offset;
 ``cw`` float64 the workspace: the last closed configuration and the y it was closed at (a
                flag after it says whether that y is valid), the placements, A, dA, the tree's
-               M, Mdot, C, every scratch array, the loops' frames, and (W_CHORD) one plus
-               the rank of the factorization of K_z at the last closed configuration left
-               in the QR regions (0: none; Newton's first step from there is a chord step).
+               M, Mdot, C, every scratch array, the loops' frames, the tree's Gamma and the
+               reduction's scratch (W_GX, empty when Gamma is over the memory budget), and
+               (W_CHORD) one plus the rank of the factorization of K_z at the last closed
+               configuration left in the QR regions (0: none; Newton's first step from
+               there is a chord step).
 
 :func:`layout` computes the offsets; :class:`coriolis_ros.dynamics.loops.LoopClosure` fills
 the arrays.  Status codes: 0, the input codes of :mod:`.kinematics` (BAD_Q, SIZE_Q, ...),
 CLOSURE + the closure's outcome (:mod:`.loop_closure`: NOT_CLOSED, NOT_FINITE, WRONG_BRANCH,
-SINGULAR), NOT_FINITE_OUT, TREE + a tree kernel's status.
+SINGULAR), NOT_FINITE_OUT, NO_GAMMA, TREE + a tree kernel's status.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ _VIEWS = dict(_OPTS, inline="always")
 
 CLOSURE = 100  # + the closure's outcome
 NOT_FINITE_OUT = 110  # a reduced output entry is not finite
+NO_GAMMA = 120  # the workspace has no room for the tree's Gamma (refused by its budget)
 TREE = 200  # + a tree kernel's status (an internal error: its inputs were checked)
 
 # ci header: sizes
@@ -74,20 +77,33 @@ I_W = 21  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 # workspace regions
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
- W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD, W_FR, W_CHORD) = range(35)  # fmt: skip
+ W_M, W_MD, W_C, W_ADOT, W_MA, W_LEAD, W_FR, W_GX, W_CHORD) = range(36)  # fmt: skip
 W_LAST_REGION = W_CHORD  # (of size 1)
-HEADER = I_W + 35
+HEADER = I_W + 36
 # cf: the tree's geometry (n x 12), the loops' (L x 27), then these four, then the followers'
 # (ratio, offset) pairs
 P_TOL, P_MAX_STEP, P_RANK_RTOL, P_SINGULAR_RTOL = range(4)
 P_FOLLOWERS = 4
 
 
-def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf: int = 0):
+def layout(
+    n: int,
+    nq: int,
+    loops: int,
+    nz: int,
+    nl: int,
+    ny: int,
+    nqy: int,
+    nf: int = 0,
+    gamma: bool = True,
+):
     """(ci offsets {name: (offset, size)}, cw regions [(offset, size)] in W_* order, sizes of
     ci, cf and cw) for a tree of n rows and nq positions, ``loops`` loops, nz dependent and
     nl lead joints, ny independent velocities, nqy independent positions and nf followers
-    (joints that follow a leader at a constant ratio: mimic joints, geared rotors)."""
+    (joints that follow a leader at a constant ratio: mimic joints, geared rotors).  With
+    ``gamma``, the region W_GX holds the tree's Gamma and the reduction's scratch
+    (:func:`gamma_size` doubles); without, it is empty and the Gamma entry points refuse
+    (NO_GAMMA): the caller's memory budget did not allow it."""
     m = 6 * loops
     ints = [("tree", 3 * n), ("loop", 3 * loops), ("anc", 2 * loops * n), ("dep", nz),
             ("lead_q", nl), ("lead_c", nl), ("lead_r", nl), ("keep", nqy),
@@ -98,12 +114,18 @@ def layout(n: int, nq: int, loops: int, nz: int, nl: int, ny: int, nqy: int, nf:
         at += size
     work = [nq, nqy + 1, nq, 9 * n, 3 * n, 6 * n, m, 3, n * ny, n * ny * ny, 6 * n, SC_SIZE,
             m * nz, m * nz, nz, nz, nz, m, nz, nq, m, m, m, n, n, nl, n, n * n, n * n, n * n,
-            n * ny, n * ny, nl, 30 * loops, 1]  # fmt: skip
+            n * ny, n * ny, nl, 30 * loops, gamma_size(n, ny) if gamma else 0, 1]  # fmt: skip
     regions, w = [], 0
     for size in work:
         regions.append((w, size))
         w += size
     return offsets, regions, at, 12 * n + 27 * loops + P_FOLLOWERS + 2 * nf, w
+
+
+def gamma_size(n: int, ny: int) -> int:
+    """Doubles of the region W_GX: the tree's Gamma (n^3), then X (n^2 ny), the scratch of
+    :func:`.closed_reduction.reduce_christoffel`."""
+    return n * n * n + n * n * ny
 
 
 @njit(**_VIEWS)
@@ -365,25 +387,19 @@ def closed_coriolis(mf, ci, packed, y, yd, Mbar, Mbardot, Cbar):
     return 0
 
 
-@njit(nogil=True, **_OPTS)
-def closed_christoffel(mf, ci, packed, y, gx, out):
-    """Gammabar at y: the loops closed at y, the tree's Gamma (Algorithm 2) and M at q(y)
-    into G (n, n, n) and the workspace, reduced into out (ny, ny, ny).  ``gx``: G, then
-    X (n, n, ny), scratch, n^3 + n^2 ny doubles."""
-    cf, cw, tws = unpack(ci, packed)
+@njit(**_OPTS)
+def _gamma_bar(mf, ci, cw, tws, out):
+    """Gammabar into out (ny, ny, ny) at the closed configuration W_LAST: the tree's Gamma
+    (Algorithm 2) and M there, reduced (:func:`.closed_reduction.reduce_christoffel`); W_MA
+    is left holding M A.  Returns 0, NO_GAMMA, TREE + a tree kernel's status or
+    NOT_FINITE_OUT."""
     n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
-    if not (out.shape[0] == ny and out.shape[1] == ny and out.shape[2] == ny):
-        return SIZE_OUT
-    if gx.shape[0] != n * n * n + n * n * ny:
-        return SIZE_OUT
-    if not (gx.ctypes.data + gx.nbytes <= out.ctypes.data
-            or out.ctypes.data + out.nbytes <= gx.ctypes.data):  # fmt: skip
-        return OVERLAP
-    G = shaped(gx[: n * n * n], (n, n, n))
-    X = shaped(gx[n * n * n :], (n, n, ny))
-    status = update(ci, cf, cw, y)
-    if status:
-        return status
+    size = n * n * n + n * n * ny
+    at = ci[I_W + W_GX]
+    if ci[I_W + W_CHORD] - at != size:
+        return NO_GAMMA
+    G = shaped(cw[at : at + n * n * n], (n, n, n))
+    X = shaped(cw[at + n * n * n : at + size], (n, n, ny))
     q = _w(ci, cw, W_LAST, nq)
     status = christoffel(mf, q, tws, G)
     if status:
@@ -398,3 +414,63 @@ def closed_christoffel(mf, ci, packed, y, gx, out):
     if not reduce_christoffel(G, M, A, dA, X, MA, out):
         return NOT_FINITE_OUT
     return 0
+
+
+@njit(nogil=True, **_OPTS)
+def closed_christoffel(mf, ci, packed, y, out):
+    """Gammabar at y into out (ny, ny, ny): the loops closed at y, then :func:`_gamma_bar`."""
+    cf, cw, tws = unpack(ci, packed)
+    ny = ci[I_NY]
+    if not (out.shape[0] == ny and out.shape[1] == ny and out.shape[2] == ny):
+        return SIZE_OUT
+    status = update(ci, cf, cw, y)
+    if status:
+        return status
+    return _gamma_bar(mf, ci, cw, tws, out)
+
+
+@njit(nogil=True, **_OPTS)
+def closed_coriolis_christoffel(mf, ci, packed, y, yd, Mbar, Mbardot, Cbar, out):
+    """Mbar, Mbardot, Cbar at (y, ydot) and Gammabar at y, the loops closed once: Gammabar by
+    :func:`_gamma_bar`, then Cbar_ij = sum_k Gammabar_ijk ydot_k (Section VI-C1: the reduced
+    Christoffel symbols give the reduced system's factorization), Mbar = A^T (M A) and
+    Mbardot = Cbar + Cbar^T (the skew-symmetry of Mbardot - 2 Cbar, the same section).  The
+    tree's C and Mdot are not formed: Gammabar holds them."""
+    cf, cw, tws = unpack(ci, packed)
+    n, ny = ci[I_N], ci[I_NY]
+    if yd.shape[0] != ny:
+        return SIZE_QD
+    if not all_finite(yd):
+        return BAD_QD
+    if not (square_ok(ny, Mbar) and square_ok(ny, Mbardot) and square_ok(ny, Cbar)):
+        return SIZE_OUT
+    if not (out.shape[0] == ny and out.shape[1] == ny and out.shape[2] == ny):
+        return SIZE_OUT
+    if not (disjoint(Mbar, Mbardot, Cbar) and disjoint(Mbar, Mbardot, out)
+            and disjoint(Mbar, Cbar, out) and disjoint(Mbardot, Cbar, out)):  # fmt: skip
+        return OVERLAP
+    status = update(ci, cf, cw, y)
+    if status:
+        return status
+    status = _gamma_bar(mf, ci, cw, tws, out)
+    if status:
+        return status
+    A = shaped(_w(ci, cw, W_A, n * ny), (n, ny))
+    MA = shaped(_w(ci, cw, W_MA, n * ny), (n, ny))
+    for i in range(ny):
+        for j in range(ny):
+            cb = 0.0
+            for k in range(ny):
+                cb += out[i, j, k] * yd[k]
+            mb = 0.0
+            for a in range(n):
+                mb += A[a, i] * MA[a, j]
+            Cbar[i, j] = cb
+            Mbar[i, j] = mb
+    finite = True
+    for i in range(ny):
+        for j in range(ny):
+            x = Cbar[i, j] + Cbar[j, i]
+            Mbardot[i, j] = x
+            finite = finite and math.isfinite(x) and math.isfinite(Mbar[i, j])
+    return 0 if finite else NOT_FINITE_OUT
