@@ -117,6 +117,7 @@ class ClosedChain(RowByRowBatches):
         self._coriolis_kernel = kernels["coriolis"]
         self._christoffel_kernel = kernels["christoffel"]
         self._both_kernel = kernels["coriolis_christoffel"]
+        self._both_shapes = [self._mat] * 3 + [(self.nv,) * 3]
         c.last[:] = tree_dynamics.neutral()  # Newton's first starting point
         # which of the dependent joints (not_coordinates) are followers
         self._follows = np.isin(c.not_coordinates, c.follow[:, 0])
@@ -303,16 +304,15 @@ class ClosedChain(RowByRowBatches):
     def coriolis(self, q, qd, out=None):
         """(Mbar, Mbardot, Cbar) at (q, qd) in the independent coordinates: one compiled call
         (:func:`.kernels.closed_entry.closed_coriolis`)."""
-        c = self.closure
         if out is None:
             out = (np.empty(self._mat), np.empty(self._mat), np.empty(self._mat))
         try:
             a, b, d = out
-            status = self._coriolis_kernel(self._mf, c.ci, self._packed, q, qd, a, b, d)
+            status = self._coriolis_kernel(self._mf, self._packed, q, qd, a, b, d)
         except (TypeError, ValueError):
             out = self._out(out, [self._mat] * 3)
             q, qd = self.check_vector(q, self.nq, "q"), self.check_vector(qd, self.nv, "qd")
-            status = self._coriolis_kernel(self._mf, c.ci, self._packed, q, qd, *out)
+            status = self._coriolis_kernel(self._mf, self._packed, q, qd, *out)
         if status:
             self._fail(status, q, qd, out, [self._mat] * 3)
         return out
@@ -326,7 +326,6 @@ class ClosedChain(RowByRowBatches):
         n = self.nv
         if out is None:
             out = np.empty((n, n, n))
-        c = self.closure
         if method != "algorithm2":
             (out,) = self._out(out, [(n, n, n)])
             full, A, dA = self._state(q)
@@ -337,33 +336,30 @@ class ClosedChain(RowByRowBatches):
             self._finite(out)
             return out
         try:
-            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, out)
+            status = self._christoffel_kernel(self._mf, self._packed, q, out)
         except (TypeError, ValueError):
             (out,) = self._out(out, [(n, n, n)])
             q = self.check_vector(q, self.nq, "q")
-            status = self._christoffel_kernel(self._mf, c.ci, self._packed, q, out)
+            status = self._christoffel_kernel(self._mf, self._packed, q, out)
         if status:
             self._fail(status, q, None, (out,), [(n, n, n)])
         return out
 
     def coriolis_christoffel(self, q, qd, out=None):
         """(Mbar, Mbardot, Cbar, Gammabar) at (q, qd), the loops closed once, Cbar from
-        Gammabar: one compiled call (:func:`.kernels.closed_entry.closed_coriolis_christoffel`)."""
-        if self._christoffel_refusal:
-            raise ValueError(self._christoffel_refusal)
-        c = self.closure
-        shapes = [self._mat] * 3 + [(self.nv,) * 3]
+        Gammabar: one compiled call (:func:`.kernels.closed_entry.closed_coriolis_christoffel`,
+        which refuses, NO_GAMMA, before the closure when Gamma is over the memory budget)."""
         if out is None:
-            out = tuple(np.empty(shape) for shape in shapes)
+            out = tuple(np.empty(shape) for shape in self._both_shapes)
         try:
             a, b, d, e = out
-            status = self._both_kernel(self._mf, c.ci, self._packed, q, qd, a, b, d, e)
+            status = self._both_kernel(self._mf, self._packed, q, qd, a, b, d, e)
         except (TypeError, ValueError):
-            out = self._out(out, shapes)
+            out = self._out(out, self._both_shapes)
             q, qd = self.check_vector(q, self.nq, "q"), self.check_vector(qd, self.nv, "qd")
-            status = self._both_kernel(self._mf, c.ci, self._packed, q, qd, *out)
+            status = self._both_kernel(self._mf, self._packed, q, qd, *out)
         if status:
-            self._fail(status, q, qd, out, shapes)
+            self._fail(status, q, qd, out, self._both_shapes)
         return out
 
     def mass_matrix(self, q, out=None):

@@ -201,10 +201,10 @@ def _kernels():
         "jacobian": compile_frozen(lc.jacobian, (i2, i3, f2, f3, i1, f2, f2, f2), types.none),
         "close_loops": compile_frozen(ce.close_loops, (i1, f1, f1, types.boolean)),
         "update": compile_frozen(ce.update, (i1, f1, f1, f1)),
-        "coriolis": compile_frozen(ce.closed_coriolis, (RF2, i1, f1, f1, f1, f2, f2, f2)),
-        "christoffel": compile_frozen(ce.closed_christoffel, (RF2, i1, f1, f1, f3)),
+        "coriolis": compile_frozen(ce.closed_coriolis, (RF2, f1, f1, f1, f2, f2, f2)),
+        "christoffel": compile_frozen(ce.closed_christoffel, (RF2, f1, f1, f3)),
         "coriolis_christoffel": compile_frozen(
-            ce.closed_coriolis_christoffel, (RF2, i1, f1, f1, f1, f2, f2, f2, f3)
+            ce.closed_coriolis_christoffel, (RF2, f1, f1, f1, f2, f2, f2, f3)
         ),
     }
 
@@ -430,9 +430,9 @@ class LoopClosure:
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
     def _pack_map(self, scratch: int, gamma: bool) -> None:
-        """The packed arrays of :mod:`.kernels.closed_entry` (cf, cw and ``scratch`` doubles
-        are views of ``packed``; with ``gamma``, cw has room for the tree's Gamma), with views
-        of the workspace regions read here: ``last``
+        """The packed arrays of :mod:`.kernels.closed_entry` (ci, cf, cw and ``scratch``
+        doubles are views of ``packed``; with ``gamma``, cw has room for the tree's Gamma),
+        with views of the workspace regions read here: ``last``
         (the last closed configuration), ``target`` (the configuration to close), ``A``,
         ``dA``, ``info`` and ``residual``."""
         from .kernels import closed_entry as ce
@@ -450,8 +450,9 @@ class LoopClosure:
         nf = self.follow.shape[0]
         offsets, regions, size_i, size_f, size_w = ce.layout(n, nq, L, nz, nl, ny, nqy, nf, gamma)
         ci = np.zeros(size_i, dtype=np.int64)
+        header = (n, nq, L, nz, nl, ny, nqy, MAX_NEWTON_STEPS, nf, size_i)
         ci[[ce.I_N, ce.I_NQ, ce.I_L, ce.I_NZ, ce.I_NL, ce.I_NY, ce.I_NQY, ce.I_MAX_STEPS,
-            ce.I_NF]] = (n, nq, L, nz, nl, ny, nqy, MAX_NEWTON_STEPS, nf)  # fmt: skip
+            ce.I_NF, ce.I_CI]] = header  # fmt: skip
         data = {"tree": self._tree_i, "loop": self._loop_i, "anc": self._anc_mask,
                 "dep": self.dependent, "lead_q": self._qi[lead_rows], "lead_c": lead,
                 "lead_r": lead_rows, "keep": self.keep, "perm": np.zeros(nz),
@@ -468,10 +469,16 @@ class LoopClosure:
         for w, (at, _) in enumerate(regions):
             ci[ce.I_W + w] = at
         params = [CLOSURE_TOL * self._scale, MAX_STEP, RANK_RTOL, SINGULAR_RTOL]
-        packed = np.concatenate([self._tree_f.ravel(), self._loop_f.ravel(), params,
-                                 self.follow_f.ravel(), np.zeros(size_w + scratch)])  # fmt: skip
-        cw = packed[size_f : size_f + size_w]  # then ``scratch`` doubles for the tree's kernels
-        self.ci, self.cf, self.cw, self.packed = ci, packed[:size_f], cw, packed
+        # ci's words first (their bits: the kernels read them as int64), cf, cw, then
+        # ``scratch`` doubles for the tree's kernels (:func:`.kernels.closed_entry.unpack`)
+        packed = np.zeros(size_i + size_f + size_w + scratch)
+        words = packed[:size_i].view(np.int64)
+        words[:] = ci
+        cf = packed[size_i : size_i + size_f]
+        cf[:] = np.concatenate([self._tree_f.ravel(), self._loop_f.ravel(), params,
+                                self.follow_f.ravel()])  # fmt: skip
+        cw = packed[size_i + size_f : size_i + size_f + size_w]
+        self.ci, self.cf, self.cw, self.packed = words, cf, cw, packed
 
         def view(region, shape):
             at, size = regions[region]

@@ -1,11 +1,12 @@
 """A closed chain's compiled entry points: closure, A, dA/dy, the tree's terms and the
-reduction in one call each, over three packed arrays.
+reduction in one call each, over one packed array.
 
 Wensing & Slotine, Section VI-C1: with qdot = A(y) ydot, Cbar = A^T C A + A^T M Adot and
 Gammabar_ijk = A_ai A_bj A_ck Gamma_abc + A_ai M_ab dA_bj/dy_k (:mod:`.closed_reduction`),
 after the loops are closed by Newton and A, dA/dy computed (:mod:`.loop_closure`).  One
 compiled call does all of it, so a call costs the arithmetic, not Python: every array the
-steps need is a view into
+steps need is a view into one float64 array, ``packed`` (:func:`unpack`): ci's words, cf, cw,
+then the tree kernels' workspace.
 
 ``ci`` int64   the sizes (header I_*), the offsets of the integer regions and of the
                workspace's regions (W_*), then the integer data: the tree's and loops'
@@ -33,12 +34,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .christoffel import christoffel
 from .closed_reduction import reduce_christoffel, reduce_coriolis
 from .coriolis_matrix import coriolis_matrix
-from .crba import mass_matrix
+from .crba import mass_from_composites
 from .kinematics import (
     BAD_Q,
     MAX_ABS,
@@ -68,12 +70,12 @@ NOT_FINITE_OUT = 110  # a reduced output entry is not finite
 NO_GAMMA = 120  # the workspace has no room for the tree's Gamma (refused by its budget)
 TREE = 200  # + a tree kernel's status (an internal error: its inputs were checked)
 
-# ci header: sizes
-I_N, I_NQ, I_L, I_NZ, I_NL, I_NY, I_NQY, I_MAX_STEPS, I_NF = range(9)
+# ci header: sizes (I_CI: of ci itself)
+I_N, I_NQ, I_L, I_NZ, I_NL, I_NY, I_NQY, I_MAX_STEPS, I_NF, I_CI = range(10)
 # ci header: offsets of the integer regions in ci
 (I_TREE, I_LOOP, I_ANC, I_DEP, I_LEAD_Q, I_LEAD_C, I_LEAD_R, I_KEEP, I_PERM, I_FOL,
- I_WRAP, I_LWRAP) = range(9, 21)  # fmt: skip
-I_W = 21  # ci[I_W + W_*]: the offset of workspace region W_* in cw
+ I_WRAP, I_LWRAP) = range(10, 22)  # fmt: skip
+I_W = 22  # ci[I_W + W_*]: the offset of workspace region W_* in cw
 # workspace regions
 (W_LAST, W_Y, W_Q, W_R, W_T, W_S, W_RES, W_INFO, W_A, W_DA, W_VU, W_SC, W_K, W_QR, W_NORMS,
  W_VHEAD, W_BETA, W_YS, W_STEP, W_TRIAL, W_RTRIAL, W_B, W_COL, W_UK, W_UJ, W_TARGET, W_V,
@@ -338,22 +340,27 @@ def update(ci, cf, cw, y):
 
 
 @njit(**_VIEWS)
-def unpack(ci, packed):
-    """(cf, cw, tws) from ``packed`` (LoopClosure.packed): cf, cw, then the tree kernels'
-    workspace (WS_WIDTH columns).  The entry points take the one array: each array argument
-    costs the caller's dispatch about a tenth of a microsecond, a four-bar's whole Cbar ten."""
+def unpack(packed):
+    """(ci, cf, cw, tws) from ``packed`` (LoopClosure.packed): ci's int64 words (their bits),
+    cf, cw, then the tree kernels' workspace (WS_WIDTH columns).  The entry points take the
+    one array (and the tree's model floats): each array argument costs the caller's dispatch
+    about a tenth of a microsecond, a four-bar's whole Cbar ten."""
+    words = packed.view(np.int64)
+    ci = words[: words[I_CI]]
+    ni = ci.shape[0]
     nf = 12 * ci[I_N] + 27 * ci[I_L] + P_FOLLOWERS + 2 * ci[I_NF]
     nw = ci[I_W + W_LAST_REGION] + 1
-    rows = (packed.shape[0] - nf - nw) // WS_WIDTH
-    tws = shaped(packed[nf + nw : nf + nw + rows * WS_WIDTH], (rows, WS_WIDTH))
-    return packed[:nf], packed[nf : nf + nw], tws
+    at = ni + nf + nw
+    rows = (packed.shape[0] - at) // WS_WIDTH
+    tws = shaped(packed[at : at + rows * WS_WIDTH], (rows, WS_WIDTH))
+    return ci, packed[ni : ni + nf], packed[ni + nf : at], tws
 
 
 @njit(nogil=True, **_OPTS)
-def closed_coriolis(mf, ci, packed, y, yd, Mbar, Mbardot, Cbar):
+def closed_coriolis(mf, packed, y, yd, Mbar, Mbardot, Cbar):
     """Mbar, Mbardot and Cbar at (y, ydot): the loops closed at y, the tree's M, Mdot, C at
     (q(y), A ydot) by Algorithm 1, reduced (:func:`.closed_reduction.reduce_coriolis`)."""
-    cf, cw, tws = unpack(ci, packed)
+    ci, cf, cw, tws = unpack(packed)
     n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
     if yd.shape[0] != ny:
         return SIZE_QD
@@ -390,8 +397,9 @@ def closed_coriolis(mf, ci, packed, y, yd, Mbar, Mbardot, Cbar):
 @njit(**_OPTS)
 def _gamma_bar(mf, ci, cw, tws, out):
     """Gammabar into out (ny, ny, ny) at the closed configuration W_LAST: the tree's Gamma
-    (Algorithm 2) and M there, reduced (:func:`.closed_reduction.reduce_christoffel`); W_MA
-    is left holding M A.  Returns 0, NO_GAMMA, TREE + a tree kernel's status or
+    (Algorithm 2) and M there (from Algorithm 2's composite inertias), reduced
+    (:func:`.closed_reduction.reduce_christoffel`); W_MA is left holding M A.  Returns 0,
+    NO_GAMMA, TREE + a tree kernel's status or
     NOT_FINITE_OUT."""
     n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
     size = n * n * n + n * n * ny
@@ -405,9 +413,7 @@ def _gamma_bar(mf, ci, cw, tws, out):
     if status:
         return TREE + status
     M = shaped(_w(ci, cw, W_M, n * n), (n, n))
-    status = mass_matrix(mf, q, tws, M)
-    if status:
-        return TREE + status
+    mass_from_composites(mf, tws, M)  # from what christoffel left in tws
     A = shaped(_w(ci, cw, W_A, n * ny), (n, ny))
     dA = shaped(_w(ci, cw, W_DA, n * ny * ny), (n, ny, ny))
     MA = shaped(_w(ci, cw, W_MA, n * ny), (n, ny))
@@ -417,9 +423,9 @@ def _gamma_bar(mf, ci, cw, tws, out):
 
 
 @njit(nogil=True, **_OPTS)
-def closed_christoffel(mf, ci, packed, y, out):
+def closed_christoffel(mf, packed, y, out):
     """Gammabar at y into out (ny, ny, ny): the loops closed at y, then :func:`_gamma_bar`."""
-    cf, cw, tws = unpack(ci, packed)
+    ci, cf, cw, tws = unpack(packed)
     ny = ci[I_NY]
     if not (out.shape[0] == ny and out.shape[1] == ny and out.shape[2] == ny):
         return SIZE_OUT
@@ -430,14 +436,16 @@ def closed_christoffel(mf, ci, packed, y, out):
 
 
 @njit(nogil=True, **_OPTS)
-def closed_coriolis_christoffel(mf, ci, packed, y, yd, Mbar, Mbardot, Cbar, out):
+def closed_coriolis_christoffel(mf, packed, y, yd, Mbar, Mbardot, Cbar, out):
     """Mbar, Mbardot, Cbar at (y, ydot) and Gammabar at y, the loops closed once: Gammabar by
     :func:`_gamma_bar`, then Cbar_ij = sum_k Gammabar_ijk ydot_k (Section VI-C1: the reduced
     Christoffel symbols give the reduced system's factorization), Mbar = A^T (M A) and
     Mbardot = Cbar + Cbar^T (the skew-symmetry of Mbardot - 2 Cbar, the same section).  The
     tree's C and Mdot are not formed: Gammabar holds them."""
-    cf, cw, tws = unpack(ci, packed)
+    ci, cf, cw, tws = unpack(packed)
     n, ny = ci[I_N], ci[I_NY]
+    if ci[I_W + W_CHORD] - ci[I_W + W_GX] != n * n * n + n * n * ny:
+        return NO_GAMMA
     if yd.shape[0] != ny:
         return SIZE_QD
     if not all_finite(yd):

@@ -10,7 +10,7 @@ from .kinematics import (
     forward_positions,
     square_ok,
 )
-from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, long_kernel
+from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, kernel, long_kernel
 
 
 @long_kernel
@@ -42,3 +42,28 @@ def mass_matrix(mf, q, ws, M):
         if b >= 0:
             add_rows(ws, b, j, WS_IC, 10)
     return 0
+
+
+@kernel
+def mass_from_composites(mf, ws, M):
+    """Fill M (n x n) from the motion axes and complete composite inertias already in ws, as
+    :func:`.christoffel.christoffel` leaves them (its composite pass, line 22 hoisted, runs
+    before its sweep, which only reads them): :func:`mass_matrix`'s loop without its forward
+    pass and accumulation.  The composites are summed in the same order, so M is the same to
+    the bit."""
+    n = mf.shape[0]
+    for r in range(n):
+        for c in range(n):
+            M[r, c] = 0.0
+    for j in range(n - 1, -1, -1):
+        f0, f1, f2, f3, f4, f5 = inertia_times(
+            ws, j, WS_IC,
+            ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2],
+            ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5],
+        )  # fmt: skip
+        i = j
+        while i >= 0:
+            mij = dot6(ws, i, WS_S, f0, f1, f2, f3, f4, f5)
+            M[i, j] = mij
+            M[j, i] = mij
+            i = int(mf[i, MF_PARENT])
