@@ -356,18 +356,28 @@ def unpack(packed):
     return ci, packed[ni : ni + nf], packed[ni + nf : at], tws
 
 
-@njit(nogil=True, **_OPTS)
-def closed_coriolis(mf, packed, y, yd, Mbar, Mbardot, Cbar):
-    """Mbar, Mbardot and Cbar at (y, ydot): the loops closed at y, the tree's M, Mdot, C at
-    (q(y), A ydot) by Algorithm 1, reduced (:func:`.closed_reduction.reduce_coriolis`)."""
-    ci, cf, cw, tws = unpack(packed)
-    n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
+@njit(**_OPTS)
+def _check_rates(ny, yd, Mbar, Mbardot, Cbar):
+    """0, or the status of a ydot of the wrong size or not finite, or an (ny x ny) output of
+    the wrong shape."""
     if yd.shape[0] != ny:
         return SIZE_QD
     if not all_finite(yd):
         return BAD_QD
     if not (square_ok(ny, Mbar) and square_ok(ny, Mbardot) and square_ok(ny, Cbar)):
         return SIZE_OUT
+    return 0
+
+
+@njit(nogil=True, **_OPTS)
+def closed_coriolis(mf, packed, y, yd, Mbar, Mbardot, Cbar):
+    """Mbar, Mbardot and Cbar at (y, ydot): the loops closed at y, the tree's M, Mdot, C at
+    (q(y), A ydot) by Algorithm 1, reduced (:func:`.closed_reduction.reduce_coriolis`)."""
+    ci, cf, cw, tws = unpack(packed)
+    n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
+    status = _check_rates(ny, yd, Mbar, Mbardot, Cbar)
+    if status:
+        return status
     if not disjoint(Mbar, Mbardot, Cbar):
         return OVERLAP
     status = update(ci, cf, cw, y)
@@ -446,12 +456,9 @@ def closed_coriolis_christoffel(mf, packed, y, yd, Mbar, Mbardot, Cbar, out):
     n, ny = ci[I_N], ci[I_NY]
     if ci[I_W + W_CHORD] - ci[I_W + W_GX] != n * n * n + n * n * ny:
         return NO_GAMMA
-    if yd.shape[0] != ny:
-        return SIZE_QD
-    if not all_finite(yd):
-        return BAD_QD
-    if not (square_ok(ny, Mbar) and square_ok(ny, Mbardot) and square_ok(ny, Cbar)):
-        return SIZE_OUT
+    status = _check_rates(ny, yd, Mbar, Mbardot, Cbar)
+    if status:
+        return status
     if not (out.shape[0] == ny and out.shape[1] == ny and out.shape[2] == ny):
         return SIZE_OUT
     if not (disjoint(Mbar, Mbardot, Cbar) and disjoint(Mbar, Mbardot, out)

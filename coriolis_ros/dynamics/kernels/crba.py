@@ -10,7 +10,33 @@ from .kinematics import (
     forward_positions,
     square_ok,
 )
-from .spatial import WS_IC, WS_S, add_rows, dot6, inertia_times, kernel, long_kernel
+from .spatial import (
+    WS_IC,
+    WS_S,
+    add_rows,
+    body_step,
+    dot6,
+    inertia_times,
+    kernel,
+    long_kernel,
+)
+
+
+@body_step
+def _column(mf, ws, j, M):
+    """Column j of M and its mirror row: M_ij = Phi_i . IC_j Phi_j for j and each ancestor i
+    (IC_j complete)."""
+    f0, f1, f2, f3, f4, f5 = inertia_times(
+        ws, j, WS_IC,
+        ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2],
+        ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5],
+    )  # fmt: skip
+    i = j
+    while i >= 0:
+        mij = dot6(ws, i, WS_S, f0, f1, f2, f3, f4, f5)
+        M[i, j] = mij
+        M[j, i] = mij
+        i = int(mf[i, MF_PARENT])
 
 
 @long_kernel
@@ -27,17 +53,7 @@ def mass_matrix(mf, q, ws, M):
         for c in range(n):
             M[r, c] = 0.0
     for j in range(n - 1, -1, -1):
-        f0, f1, f2, f3, f4, f5 = inertia_times(
-            ws, j, WS_IC,
-            ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2],
-            ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5],
-        )  # fmt: skip
-        i = j
-        while i >= 0:
-            mij = dot6(ws, i, WS_S, f0, f1, f2, f3, f4, f5)
-            M[i, j] = mij
-            M[j, i] = mij
-            i = int(mf[i, MF_PARENT])
+        _column(mf, ws, j, M)
         b = int(mf[j, MF_PARENT])
         if b >= 0:
             add_rows(ws, b, j, WS_IC, 10)
@@ -56,14 +72,4 @@ def mass_from_composites(mf, ws, M):
         for c in range(n):
             M[r, c] = 0.0
     for j in range(n - 1, -1, -1):
-        f0, f1, f2, f3, f4, f5 = inertia_times(
-            ws, j, WS_IC,
-            ws[j, WS_S], ws[j, WS_S + 1], ws[j, WS_S + 2],
-            ws[j, WS_S + 3], ws[j, WS_S + 4], ws[j, WS_S + 5],
-        )  # fmt: skip
-        i = j
-        while i >= 0:
-            mij = dot6(ws, i, WS_S, f0, f1, f2, f3, f4, f5)
-            M[i, j] = mij
-            M[j, i] = mij
-            i = int(mf[i, MF_PARENT])
+        _column(mf, ws, j, M)
