@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .budgets import christoffel_bytes, christoffel_refusal
+from .budgets import christoffel_refusal
 from .errors import URDFError
 from .model import (
     FM_BODY,
@@ -289,11 +289,7 @@ class LoopClosure:
         self.independent = np.flatnonzero(keep)
         # every joint that is not a coordinate: the loops' dependent joints and the followers
         self.not_coordinates = np.unique(np.concatenate([self.dependent, self.follow[:, 0]]))
-        # Gamma's room: the tree's n^3, the reduction's n^2 ny and Gammabar's ny^3 doubles
-        ny = self.independent.size
-        size = christoffel_bytes(ny, n) + 8 * n * n * ny
-        self.gamma_refusal = "" if gamma_budget is None else christoffel_refusal(size, gamma_budget)
-        self._pack_map(scratch, not self.gamma_refusal)
+        self._pack_map(scratch, gamma_budget)
 
     # ------------------------------------------------------------------ structure
 
@@ -429,10 +425,11 @@ class LoopClosure:
         self._fk = np.zeros((L, 10, 3))  # the loops' frames at the placements
         self._scale = 1.0 + float(np.max(np.abs(self._tpj), initial=0.0))
 
-    def _pack_map(self, scratch: int, gamma: bool) -> None:
+    def _pack_map(self, scratch: int, gamma_budget) -> None:
         """The packed arrays of :mod:`.kernels.closed_entry` (ci, cf, cw and ``scratch``
-        doubles are views of ``packed``; with ``gamma``, cw has room for the tree's Gamma),
-        with views of the workspace regions read here: ``last``
+        doubles are views of ``packed``; cw has room for the tree's Gamma unless
+        ``gamma_budget`` refuses it: :attr:`gamma_refusal`), with views of the workspace
+        regions read here: ``last``
         (the last closed configuration), ``target`` (the configuration to close), ``A``,
         ``dA``, ``info`` and ``residual``."""
         from .kernels import closed_entry as ce
@@ -448,7 +445,13 @@ class LoopClosure:
         self.keep = np.array([i for i in range(nq) if i not in dependent_q], dtype=np.int64)
         nl, nqy = lead.size, self.keep.size
         nf = self.follow.shape[0]
-        offsets, regions, size_i, size_f, size_w = ce.layout(n, nq, L, nz, nl, ny, nqy, nf, gamma)
+        # Gamma's room (the tree's Gamma and the reduction's scratch) with Gammabar's ny^3
+        size = 8 * (ce.gamma_size(n, ny) + ny**3)
+        refusal = "" if gamma_budget is None else christoffel_refusal(size, gamma_budget)
+        self.gamma_refusal = refusal
+        offsets, regions, size_i, size_f, size_w = ce.layout(
+            n, nq, L, nz, nl, ny, nqy, nf, not refusal
+        )
         ci = np.zeros(size_i, dtype=np.int64)
         header = (n, nq, L, nz, nl, ny, nqy, MAX_NEWTON_STEPS, nf, size_i)
         ci[[ce.I_N, ce.I_NQ, ce.I_L, ce.I_NZ, ce.I_NL, ce.I_NY, ce.I_NQY, ce.I_MAX_STEPS,

@@ -114,10 +114,14 @@ def test_bad_input_is_refused(name):
         C_view = shared[: n * n].reshape(n, n)
         G_view = shared[: n * n * n].reshape(n, n, n)
         dyn.coriolis_christoffel(y, yd, out=(mats[0], mats[1], C_view, G_view))
-    with pytest.raises(ValueError, match="qd"):
-        dyn.coriolis_christoffel(y, np.append(yd, 0.0))
-    with pytest.raises(ValueError, match="q"):
-        dyn.coriolis_christoffel(np.append(y, 0.0), yd)
+    with pytest.raises(ValueError, match="out must be a tuple of 4 arrays"):
+        dyn.coriolis_christoffel(y, yd, out=(*mats, G, np.empty((n, n))))
+    for wrong in (np.append(yd, 0.0), yd[:-1]):  # one too many, one too few
+        with pytest.raises(ValueError, match=rf"^qd must have shape \({n},\)"):
+            dyn.coriolis_christoffel(y, wrong)
+    for wrong in (np.append(y, 0.0), y[:-1]):
+        with pytest.raises(ValueError, match=rf"^q must have shape \({y.size},\)"):
+            dyn.coriolis_christoffel(wrong, yd)
     for bad in (np.nan, np.inf, -np.inf):
         with pytest.raises(ValueError, match="^qd has a NaN"):
             dyn.coriolis_christoffel(y, np.full(n, bad))

@@ -405,19 +405,24 @@ def closed_coriolis(mf, packed, y, yd, Mbar, Mbardot, Cbar):
 
 
 @njit(**_OPTS)
+def _has_gamma(ci):
+    """Whether the workspace has the region W_GX (:func:`gamma_size` doubles, not 0)."""
+    n, ny = ci[I_N], ci[I_NY]
+    return ci[I_W + W_CHORD] - ci[I_W + W_GX] == n * n * n + n * n * ny
+
+
+@njit(**_OPTS)
 def _gamma_bar(mf, ci, cw, tws, out):
     """Gammabar into out (ny, ny, ny) at the closed configuration W_LAST: the tree's Gamma
     (Algorithm 2) and M there (from Algorithm 2's composite inertias), reduced
     (:func:`.closed_reduction.reduce_christoffel`); W_MA is left holding M A.  Returns 0,
-    NO_GAMMA, TREE + a tree kernel's status or
-    NOT_FINITE_OUT."""
+    NO_GAMMA, TREE + a tree kernel's status or NOT_FINITE_OUT."""
     n, nq, ny = ci[I_N], ci[I_NQ], ci[I_NY]
-    size = n * n * n + n * n * ny
-    at = ci[I_W + W_GX]
-    if ci[I_W + W_CHORD] - at != size:
+    if not _has_gamma(ci):
         return NO_GAMMA
+    at = ci[I_W + W_GX]
     G = shaped(cw[at : at + n * n * n], (n, n, n))
-    X = shaped(cw[at + n * n * n : at + size], (n, n, ny))
+    X = shaped(cw[at + n * n * n : ci[I_W + W_CHORD]], (n, n, ny))
     q = _w(ci, cw, W_LAST, nq)
     status = christoffel(mf, q, tws, G)
     if status:
@@ -454,7 +459,7 @@ def closed_coriolis_christoffel(mf, packed, y, yd, Mbar, Mbardot, Cbar, out):
     tree's C and Mdot are not formed: Gammabar holds them."""
     ci, cf, cw, tws = unpack(packed)
     n, ny = ci[I_N], ci[I_NY]
-    if ci[I_W + W_CHORD] - ci[I_W + W_GX] != n * n * n + n * n * ny:
+    if not _has_gamma(ci):  # before the closure moves anything
         return NO_GAMMA
     status = _check_rates(ny, yd, Mbar, Mbardot, Cbar)
     if status:
