@@ -19,6 +19,8 @@ from rclpy.executors import (
 from rclpy.experimental import EventsExecutor
 from rclpy.logging import get_logger
 
+from . import realtime
+
 NODE_NAME = "coriolis"
 
 
@@ -73,6 +75,7 @@ def run(node_class, args=None) -> int:
             get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
             return 1
         start_exit_watchdog(rclpy.ok, SHUTDOWN_GRACE, _exit_now)
+        _realtime(node)
         _spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -89,6 +92,18 @@ def run(node_class, args=None) -> int:
             _quietly(node.destroy_node)
         _quietly(rclpy.try_shutdown)
     return 0
+
+
+def _realtime(node) -> None:
+    """CPU affinity and FIFO priority on every thread the node has before it spins."""
+    values = node.parameter_values()
+    priority, cpus = int(values["realtime_priority"]), list(values["cpu_affinity"])
+    if not (priority or cpus):
+        return
+    log = node.get_logger()
+    for line in realtime.apply(priority, cpus):
+        log.warning(line)
+    log.info(f"real-time settings: {realtime.describe()}")
 
 
 def _spin(node) -> None:

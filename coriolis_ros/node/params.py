@@ -9,7 +9,9 @@ from __future__ import annotations
 import array
 import math
 import os
-from dataclasses import dataclass
+
+from . import realtime
+from .param_spec import ParamSpec
 
 # Optional CoriolisState fields and the parameter that switches each one.
 OUTPUT_FIELDS = (
@@ -21,19 +23,6 @@ OUTPUT_FIELDS = (
     ("gravity_force", "publish_gravity", "g (n)"),
     ("momentum", "publish_momentum", "p = M q̇ (n)"),
 )
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    name: str
-    default: object
-    description: str
-    read_only: bool = False
-    minimum: float | int | None = None
-    maximum: float | int | None = None
-    constraints: str = ""
-    dynamic_typing: bool = False  # the value may change type (observer_gain: double or list)
-    array_type: str = ""  # an array parameter whose default is empty: "string" or "double"
 
 
 PARAMETERS = (
@@ -295,7 +284,7 @@ PARAMETERS = (
 ) + tuple(
     ParamSpec(param, True, f"Fill CoriolisState.{field_name}: {what}. Off: left empty.")
     for field_name, param, what in OUTPUT_FIELDS
-)
+) + realtime.PARAMETERS
 
 EXECUTORS = ("events", "single")
 ROOT_JOINTS = ("fixed", "floating", "planar")
@@ -363,6 +352,10 @@ def validate(name: str, value) -> str | None:
         return None if isinstance(value, bool) else "observer_enabled must be true or false"
     if name == "observer_gain":
         return gain_problem(value)
+    if name in realtime.NAMES:
+        reason = realtime.validate(name, value)
+        if reason is not None:
+            return reason
     if name == "executor":
         if value not in EXECUTORS:
             return f"executor must be one of {', '.join(EXECUTORS)}, got {value!r}"

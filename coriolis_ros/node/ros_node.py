@@ -162,6 +162,10 @@ class CoriolisNode(Node):
             topic = self.resolve_topic_name("robot_description")
             log.info(f"waiting for a URDF on topic {topic}")
 
+    def parameter_values(self) -> dict:
+        """The parameters' current values by name (a copy)."""
+        return dict(self._p)
+
     def _stopping(self) -> bool:
         return self._stop.is_set() or not self.context.ok()
 

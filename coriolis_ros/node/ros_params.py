@@ -9,7 +9,11 @@ from rclpy.parameter import Parameter
 from .param_checks import unknown_parameter_lines
 from .params import PARAMETERS, validate
 
-_ARRAY_TYPES = {"string": Parameter.Type.STRING_ARRAY, "double": Parameter.Type.DOUBLE_ARRAY}
+_ARRAY_TYPES = {
+    "string": Parameter.Type.STRING_ARRAY,
+    "double": Parameter.Type.DOUBLE_ARRAY,
+    "integer": Parameter.Type.INTEGER_ARRAY,
+}
 
 
 def descriptor(spec) -> ParameterDescriptor:

@@ -118,6 +118,10 @@ def test_runs_on_a_urdf_file_and_reloads_it(ros_domain_env, tmp_path):
         (["-p", "update_rate:=-1.0"], "invalid parameter: Invalid parameter value (-1.0)"),
         (["-p", "robot_description_file:=/no/such/robot.urdf"], "no such file"),
         (["-p", "executor:=fast"], "executor must be one of events, single"),
+        (["-p", "cpu_affinity:=[4096]"], "cpu_affinity: CPU(s) [4096] not available"),
+        (["-p", "cpu_affinity:=[0, 0]"], "cpu_affinity names a CPU twice: [0, 0]"),
+        (["-p", "realtime_priority:=100"], "invalid parameter: Invalid parameter value (100)"),
+        (["-p", "realtime_priority:=-1"], "invalid parameter: Invalid parameter value (-1)"),
         (["--no-such-flag"], "invalid ROS arguments: not understood: --no-such-flag"),
         (["-p"], "invalid ROS arguments: Couldn't parse trailing -p flag"),
         (["-r", "foo"], "invalid ROS arguments: Couldn't parse remap rule"),
@@ -139,6 +143,65 @@ def test_bad_ros_arguments_exit_2_with_one_line(ros_args, words, ros_domain_env)
     assert len(text.splitlines()) == 1, text
     assert text.startswith("coriolis: ") and words in text, text
     assert "Traceback" not in text
+
+
+def test_realtime_settings_reach_every_thread_of_the_running_node(ros_domain_env, tmp_path):
+    """-p realtime_priority -p cpu_affinity: every thread of the node (rclpy's, the DDS
+    threads, the builder's) runs FIFO on that CPU, the log says so, and it still publishes."""
+    import os
+
+    domain_id, env = ros_domain_env
+    cpu = max(os.sched_getaffinity(0))
+    path = tmp_path / "robot.urdf"
+    path.write_text(URDF)
+    names = _names(URDF)
+    with Peer(domain_id) as peer:
+        peer.collect_states()
+        node = NodeProcess(
+            env,
+            tmp_path / "node.log",
+            params={
+                "robot_description_file": str(path),
+                "realtime_priority": 7,
+                "cpu_affinity": [cpu],
+            },
+        )
+        try:
+            node.wait_ready("tiny")
+            if "realtime_priority 7 not applied" in node.log():
+                pytest.skip("this account may not use SCHED_FIFO (the node said so)")
+            assert "real-time settings: " in node.log()
+            assert f"FIFO 7, CPUs {cpu}" in node.log()
+            tids = os.listdir(f"/proc/{node.pid}/task")
+            assert len(tids) > 3
+            for tid in map(int, tids):
+                assert os.sched_getaffinity(tid) == {cpu}
+                assert os.sched_getscheduler(tid) == os.SCHED_FIFO
+                assert os.sched_getparam(tid).sched_priority == 7
+            js = peer.joint_state_publisher()
+            peer.wait_matched(js)
+            q = np.linspace(0.1, 0.4, len(names))
+            msg = peer.send_until_state(js, peer.joint_state(names, q, q, stamp_ns=21))
+            np.testing.assert_array_equal(msg.position, q)
+        finally:
+            assert node.stop() == 0, node.log()
+
+
+def test_without_realtime_settings_the_node_keeps_the_normal_policy(ros_domain_env, tmp_path):
+    import os
+
+    _, env = ros_domain_env
+    path = tmp_path / "robot.urdf"
+    path.write_text(URDF)
+    node = NodeProcess(env, tmp_path / "node.log", params={"robot_description_file": str(path)})
+    try:
+        node.wait_ready("tiny")
+        assert "real-time settings" not in node.log()
+        for tid in map(int, os.listdir(f"/proc/{node.pid}/task")):
+            assert os.sched_getscheduler(tid) == os.SCHED_OTHER
+            assert os.sched_getaffinity(tid) == os.sched_getaffinity(0)
+    finally:
+        assert node.stop() == 0, node.log()
 
 
 def test_stamps_and_old_velocity(ros_domain_env, tmp_path):
