@@ -16,6 +16,13 @@ Three processes per run, all started by this script (which itself does not touch
 * a subscriber (``--role subscriber``) that stamps each ``coriolis_state`` with its wall-clock
   receive time (latency = receive time - header.stamp; both processes read CLOCK_REALTIME on the
   same host) and keeps the node's ``/diagnostics`` counters.
+  Its executor is rclpy's EventsExecutor (``--subscriber-executor single`` for the
+  SingleThreadedExecutor, which costs about three times the CPU per message).
+
+``--realtime`` gives the node the last CPU and SCHED_FIFO 50 through its own parameters
+(``realtime_priority``, ``cpu_affinity``) and runs the publisher and the subscriber on the other
+CPUs at SCHED_FIFO 40, as on a control computer where driver, dynamics and controller are
+real-time processes.
 
 Per robot: a *cold* start (NUMBA_CACHE_DIR = a fresh empty temp dir) and a *warm* start (the
 same dir, now filled), each timed from the node's ``Popen`` to the first CoriolisState received
@@ -91,6 +98,9 @@ ROBOTS = {
                              / "leg_knee_linkage.urdf")),
 }
 LATENCY_TARGET_MS = 2.0
+# --realtime: the node's SCHED_FIFO priority (its realtime_priority) and the publisher's and
+# subscriber's (a controller and a driver would run real-time too, below the dynamics).
+NODE_PRIORITY, HELPER_PRIORITY = 50, 40
 START_TARGET_S = 5.0
 DOMAIN_RANGE = (90, 101)
 COLD_START_TIMEOUT = 300.0
@@ -288,6 +298,7 @@ def run_subscriber(args) -> int:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.experimental import EventsExecutor
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
 
@@ -331,9 +342,13 @@ def run_subscriber(args) -> int:
                              QoSProfile(depth=1000, **reliable))
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag,
                              QoSProfile(depth=50, **reliable))
-    executor = SingleThreadedExecutor()
+    # EventsExecutor: a C++ event queue, about a third of the SingleThreadedExecutor's CPU per
+    # message, so the measuring process loads the shared cores less.
+    events = args.subscriber_executor == "events"
+    executor = EventsExecutor() if events else SingleThreadedExecutor()
     executor.add_node(node)
     commands = _stdin_commands()  # SIGINT: KeyboardInterrupt out of spin()
+    stop: list = []
 
     def control():
         while True:
@@ -351,12 +366,20 @@ def run_subscriber(args) -> int:
                             "diags": list(diags), "first": first}
                 Path(cmd.split(" ", 1)[1]).write_text(json.dumps(data))
                 _reply("dumped")
-        executor.shutdown(timeout_sec=2.0)
+        stop.append(True)
+        if not events:
+            executor.shutdown(timeout_sec=2.0)
 
     threading.Thread(target=control, daemon=True).start()
     _reply("ready")
     try:
-        executor.spin()
+        if events:
+            # EventsExecutor.spin() holds the GIL while it waits (rclpy 9.1.2): the control
+            # thread would never run. spin_once with a timeout lets it in.
+            while not stop and node.context.ok():
+                executor.spin_once(timeout_sec=0.1)
+        else:
+            executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException, Exception):  # noqa: BLE001
         pass  # shutting down
     finally:
@@ -376,17 +399,25 @@ def _die_with_parent() -> None:
         pass
 
 
+def _realtime_child(cpus) -> None:
+    """Child side of Popen for --realtime: the given CPUs, SCHED_FIFO at HELPER_PRIORITY."""
+    _die_with_parent()
+    os.sched_setaffinity(0, set(cpus))
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(HELPER_PRIORITY))
+
+
 class Child:
     """A child process; stdout lines are read by a thread (or go to a log file)."""
 
     def __init__(self, name: str, cmd: list, env: dict, log_path: Path | None = None,
-                 cwd: str | None = None):
+                 cwd: str | None = None, realtime=None):
         self.name = name
         self.lines: queue.Queue = queue.Queue()
         self.log_path = log_path
         self._log = open(log_path, "wb") if log_path else None  # noqa: SIM115 -- closed in stop
         self.proc = subprocess.Popen(
-            cmd, env=env, cwd=cwd, preexec_fn=_die_with_parent,
+            cmd, env=env, cwd=cwd,
+            preexec_fn=_die_with_parent if not realtime else lambda: _realtime_child(realtime),
             stdin=subprocess.DEVNULL if log_path else subprocess.PIPE,
             stdout=self._log if log_path else subprocess.PIPE,
             stderr=subprocess.STDOUT if log_path else None,
@@ -567,7 +598,10 @@ class Run:
             cmd.append("--effort")
         if role == "publisher" and self.key.endswith("_floating"):
             cmd.append("--odometry")
-        child = Child(role, cmd, self.env, cwd=str(self.workdir))
+        if role == "subscriber":
+            cmd += ["--subscriber-executor", self.args.subscriber_executor]
+        child = Child(role, cmd, self.env, cwd=str(self.workdir),
+                      realtime=self.args.realtime_split and self.args.realtime_split[0])
         self.children.append(child)
         return child
 
@@ -576,6 +610,9 @@ class Run:
         cmd = [sys.executable, "-P", "-m", NODE_MODULE, "--ros-args"]
         for param in self.args.param:
             cmd += ["-p", param]
+        if self.args.realtime_split:  # the node's own parameters: its core, FIFO
+            cpus = ",".join(str(c) for c in self.args.realtime_split[1])
+            cmd += ["-p", f"realtime_priority:={NODE_PRIORITY}", "-p", f"cpu_affinity:=[{cpus}]"]
         if self.key.endswith("_floating"):
             cmd += ["-p", "root_joint:=floating"]
         child = Child("node", cmd, env, log_path=self.workdir / f"node_{self.key}_{tag}.log",
@@ -1286,9 +1323,15 @@ def orchestrate(args) -> int:
         f"DoF) at {args.rate:g} Hz for "
         f"{args.duration:g} s per robot, paced sleep loop on the monotonic clock, reliable "
         "publisher (node subscribes best effort); output subscriber reliable, depth 1000; "
+        f"subscriber executor {args.subscriber_executor}; "
         f"ROS_DOMAIN_ID {domain} (random in {DOMAIN_RANGE[0]}..{DOMAIN_RANGE[1]}, reserved "
         "via the test harness's lock files), ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST",
     ]
+    if args.realtime_split:
+        helpers, node_cpus = args.realtime_split
+        meta.append(f"--realtime: the node on CPU {node_cpus[0]} at SCHED_FIFO {NODE_PRIORITY} "
+                    f"(its realtime_priority and cpu_affinity), the publisher and the subscriber "
+                    f"on CPU(s) {','.join(map(str, helpers))} at SCHED_FIFO {HELPER_PRIORITY}")
     if args.quick:
         meta.append("--quick: short run, figures indicative only")
     text = report(results, args, meta, bl)
@@ -1341,6 +1384,12 @@ def main(argv=None) -> int:
                     help="JointState carries effort for every joint (for the node's observer: "
                     "add -p observer_enabled:=true)")
     ap.add_argument("--keep", action="store_true", help="keep the work dir (node logs)")
+    ap.add_argument("--subscriber-executor", choices=("events", "single"), default="events",
+                    help="the measuring subscriber's rclpy executor (default events)")
+    ap.add_argument("--realtime", action="store_true",
+                    help="the node on the last CPU at SCHED_FIFO "
+                    f"{NODE_PRIORITY} (-p realtime_priority, -p cpu_affinity), the publisher and "
+                    f"the subscriber on the others at SCHED_FIFO {HELPER_PRIORITY}")
     ap.add_argument("--role", choices=("publisher", "subscriber"), help=argparse.SUPPRESS)
     ap.add_argument("--urdf", help=argparse.SUPPRESS)
     ap.add_argument("--odometry", action="store_true", help=argparse.SUPPRESS)
@@ -1355,6 +1404,12 @@ def main(argv=None) -> int:
         args.warm_starts = 1 if args.quick else 5
     if args.duration <= 0 or args.rate <= 0 or args.warm_starts < 1:
         ap.error("--duration, --rate and --warm-starts must be positive")
+    args.realtime_split = None
+    if args.realtime:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            ap.error("--realtime needs at least two CPUs (the node gets one of its own)")
+        args.realtime_split = (cpus[:-1], cpus[-1:])
     try:
         return orchestrate(args)
     except KeyboardInterrupt as exc:
