@@ -399,6 +399,46 @@ def _die_with_parent() -> None:
         pass
 
 
+# The host's own jitter, the peer of the latency figures: a lone process per CPU that sleeps to
+# 1 ms deadlines (SCHED_FIFO 50 where permitted) and records how late it wakes.
+_JITTER_LOOP = """
+import json, os, sys, time
+cpu, seconds = int(sys.argv[1]), float(sys.argv[2])
+os.sched_setaffinity(0, {cpu})
+try:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+    policy = "FIFO 50"
+except OSError:
+    policy = "normal"
+late, start = [], time.monotonic()
+for k in range(int(seconds * 1000)):
+    due = start + (k + 1) * 1e-3
+    wait = due - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
+    late.append((time.monotonic() - due) * 1e3)
+late.sort()
+print(json.dumps({"policy": policy, "p50": late[len(late) // 2],
+                  "p99": late[int(0.99 * (len(late) - 1))], "max": late[-1]}))
+"""
+
+
+def host_jitter(seconds: float = 3.0) -> str:
+    """'CPU 0: p99 0.12 / max 1.9 ms, ...': each CPU in turn, nothing else of ours running."""
+    parts = []
+    for cpu in sorted(os.sched_getaffinity(0)):
+        try:
+            out = subprocess.run([sys.executable, "-c", _JITTER_LOOP, str(cpu), str(seconds)],
+                                 capture_output=True, text=True, timeout=seconds + 30,
+                                 preexec_fn=_die_with_parent)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            parts.append(f"CPU {cpu} ({r['policy']}): p50 {r['p50']:.2f}, p99 {r['p99']:.2f}, "
+                         f"max {r['max']:.1f} ms")
+        except (subprocess.SubprocessError, ValueError, IndexError, OSError) as exc:
+            parts.append(f"CPU {cpu}: not measured ({type(exc).__name__})")
+    return "; ".join(parts)
+
+
 def _realtime_child(cpus) -> None:
     """Child side of Popen for --realtime: the given CPUs, SCHED_FIFO at HELPER_PRIORITY."""
     _die_with_parent()
@@ -1263,6 +1303,8 @@ def orchestrate(args) -> int:
 
     results = []
     failed = []
+    jitter_before = host_jitter()
+    log(f"host jitter before: {jitter_before}")
     try:
         for key in robots:
             run = Run(args, key, erd / ROBOTS[key][1], env, workdir)
@@ -1295,6 +1337,8 @@ def orchestrate(args) -> int:
         else:
             log(f"kept {workdir}")
 
+    jitter_after = host_jitter()
+    log(f"host jitter after: {jitter_after}")
     import numba
 
     def version(dist):
@@ -1327,6 +1371,9 @@ def orchestrate(args) -> int:
         f"ROS_DOMAIN_ID {domain} (random in {DOMAIN_RANGE[0]}..{DOMAIN_RANGE[1]}, reserved "
         "via the test harness's lock files), ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST",
     ]
+    meta.append("Host jitter, the peer of the latency figures (how late a lone 1 kHz sleep loop "
+                f"wakes on each CPU, 3 s each, nothing of the benchmark running): before the "
+                f"runs {jitter_before}; after {jitter_after}")
     if args.realtime_split:
         helpers, node_cpus = args.realtime_split
         meta.append(f"--realtime: the node on CPU {node_cpus[0]} at SCHED_FIFO {NODE_PRIORITY} "
