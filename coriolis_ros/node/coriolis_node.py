@@ -7,12 +7,16 @@ robot_description_file:=robot.urdf` or `ros2 run coriolis_ros coriolis_node`.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
 
 def _stopped_while_starting(signum, frame):
-    raise SystemExit(0)
+    # os._exit, not SystemExit: the signal may land inside a callback whose exceptions Python
+    # ignores (importlib's module-lock weakref callback), and the start would then go on.
+    # Nothing has started yet, so there is nothing to clean up.
+    os._exit(0)
 
 
 def main(args=None) -> int:
