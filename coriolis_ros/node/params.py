@@ -284,7 +284,8 @@ PARAMETERS = (
 ) + tuple(
     ParamSpec(param, True, f"Fill CoriolisState.{field_name}: {what}. Off: left empty.")
     for field_name, param, what in OUTPUT_FIELDS
-) + realtime.PARAMETERS
+)
+PARAMETERS += realtime.PARAMETERS
 
 EXECUTORS = ("events", "single")
 ROOT_JOINTS = ("fixed", "floating", "planar")
@@ -352,10 +353,8 @@ def validate(name: str, value) -> str | None:
         return None if isinstance(value, bool) else "observer_enabled must be true or false"
     if name == "observer_gain":
         return gain_problem(value)
-    if name in realtime.NAMES:
-        reason = realtime.validate(name, value)
-        if reason is not None:
-            return reason
+    if name == "cpu_affinity":
+        return realtime.affinity_problem(value)
     if name == "executor":
         if value not in EXECUTORS:
             return f"executor must be one of {', '.join(EXECUTORS)}, got {value!r}"

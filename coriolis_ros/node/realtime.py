@@ -15,8 +15,6 @@ import os
 
 from .param_spec import ParamSpec
 
-PRIORITY_MAX = 99  # SCHED_FIFO's range on Linux: 1..99
-
 PARAMETERS = (
     ParamSpec(
         "realtime_priority",
@@ -27,7 +25,7 @@ PARAMETERS = (
         "Use it with cpu_affinity: a FIFO thread that never blocks would starve its core.",
         read_only=True,
         minimum=0,
-        maximum=PRIORITY_MAX,
+        maximum=99,  # SCHED_FIFO's range on Linux: 1..99
     ),
     ParamSpec(
         "cpu_affinity",
@@ -38,14 +36,6 @@ PARAMETERS = (
         array_type="integer",
     ),
 )
-NAMES = tuple(spec.name for spec in PARAMETERS)
-
-
-def validate(name: str, value) -> str | None:
-    """None if `value` is acceptable for `name` (one of :data:`NAMES`), else the reason."""
-    if name == "cpu_affinity":
-        return affinity_problem(value)
-    return None
 
 
 def affinity_problem(cpus, allowed=None) -> str | None:
