@@ -33,7 +33,9 @@ angular part of a row's column; [.,.,.] the triple product),
     Gamma[x, l, r] = Gamma[x, r, l] = t,
     Gamma[r, x, l] = -t if l is x, an ancestor of x or a later row of x's joint, else t
 
-(:func:`.kernels.christoffel.spin_terms`).  With the rotors folded, C and Gamma run on the
+(:func:`.kernels.christoffel.spin_terms`; when the rotor hangs from its leader's parent and
+the compact rows are the coordinates, they fall on Algorithm 2's own triples and the sweep
+adds them, :func:`.kernels.christoffel.sweep`).  With the rotors folded, C and Gamma run on the
 *compact* tree, the folded tree without the rotors' rows (:func:`compact`): each rotor is a
 line of a spin table on its parent, and a robot whose every coupling is a folded rotor has
 compact rows that are its independent coordinates, one to one, so the sweeps run exactly as

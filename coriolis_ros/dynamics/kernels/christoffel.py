@@ -63,6 +63,7 @@ from .coriolis_matrix import coordinate
 from .kinematics import SIZE_OUT, check_position, forward_positions
 from .spatial import (
     WS_STREAM,
+    WS_A,
     WS_IC,
     WS_R,
     WS_S,
@@ -93,7 +94,7 @@ def christoffel(mf, q, ws, Gamma):
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
     composite_inertias(mf, ws)
     zero_output(mf, ws, Gamma)
-    sweep(mf, ws, Gamma, ws[0], -1)
+    sweep(mf, ws, Gamma, ws[0], -1, False)
     if has_multi_dof(mf):
         multi_dof_terms(mf, ws, Gamma, ws[0], -1)
     return 0
@@ -113,17 +114,52 @@ def christoffel_through_map(mf, q, ws, Gbar, amap, a0, s0):
         for s in range(nb):
             for t in range(nb):
                 Gbar[r, s, t] = 0.0
-    sweep(mf, ws, Gbar, amap, a0)
+    merged = a0 < 0 and spin_axes(mf, ws, amap, s0)
+    sweep(mf, ws, Gbar, amap, a0, merged)
     if has_multi_dof(mf):
         multi_dof_terms(mf, ws, Gbar, amap, a0)
-    spin_terms(mf, ws, Gbar, amap, a0, s0)
+    spin_terms(mf, ws, Gbar, amap, a0, s0, a0 < 0)
     return 0
 
 
+@body_step
+def led_from_parent(mf, amap, y):
+    """Whether spin line y's rotor hangs from its leader's parent (not the world): on the
+    direct compact tree its symbols then fall on the sweep's own triples (:func:`sweep`)."""
+    p = int(amap[y])
+    return p >= 0 and int(mf[int(amap[y + 1]), MF_PARENT]) == p
+
+
 @kernel
-def spin_terms(mf, ws, Gbar, amap, a0, s0):
+def spin_axes(mf, ws, amap, s0):
+    """On the direct compact tree (each row its own column, multiplier 1): each row k's spin
+    vector sigma_k = sum of 1/2 J N a over the folded rotors led by k that hang from k's
+    parent p (a: the world spin axis, N the rotor's multiplier) into ws[k, WS_A : WS_A + 3],
+    ws[k, WS_A + 3] = 1 if there is one; returns whether any row has one."""
+    for k in range(mf.shape[0]):
+        for c in range(4):
+            ws[k, WS_A + c] = 0.0
+    found = False
+    for t in range(int(amap[s0])):
+        y = s0 + 1 + SPIN_WIDTH * t
+        if not led_from_parent(mf, amap, y):
+            continue
+        p, k = int(amap[y]), int(amap[y + 1])
+        h = 0.5 * amap[y + 2] * amap[y + 7]
+        e0, e1, e2 = amap[y + 3], amap[y + 4], amap[y + 5]  # the axis in p's frame
+        ws[k, WS_A] += h * (ws[p, WS_R] * e0 + ws[p, WS_R + 1] * e1 + ws[p, WS_R + 2] * e2)
+        ws[k, WS_A + 1] += h * (ws[p, WS_R + 3] * e0 + ws[p, WS_R + 4] * e1 + ws[p, WS_R + 5] * e2)
+        ws[k, WS_A + 2] += h * (ws[p, WS_R + 6] * e0 + ws[p, WS_R + 7] * e1 + ws[p, WS_R + 8] * e2)
+        ws[k, WS_A + 3] = 1.0
+        found = True
+    return found
+
+
+@kernel
+def spin_terms(mf, ws, Gbar, amap, a0, s0, merged):
     """The Christoffel symbols the spin of each folded rotor r in the table at amap[s0:]
-    adds (:mod:`..rotor_fold`), through the map: for rows x != m on the path from the root
+    adds (:mod:`..rotor_fold`), except those of the rotors :func:`sweep` adds when
+    ``merged`` (:func:`led_from_parent`), through the map: for rows x != m on the path from the root
     to r's parent p, t(x, m) = 1/2 J [s_x, s_m, a] (a: the spin axis), Gamma[x, m, r] =
     Gamma[x, r, m] = t(x, m) and Gamma[r, x, m] = -t(x, m) if m is x, an ancestor of x or a
     later row of x's joint (m before joint_end(x)), else t(x, m); r stands for the rotor's
@@ -132,8 +168,8 @@ def spin_terms(mf, ws, Gbar, amap, a0, s0):
     for t in range(int(amap[s0])):
         y = s0 + 1 + SPIN_WIDTH * t
         p = int(amap[y])
-        if p < 0:
-            continue  # on the world: a constant M entry, no symbol
+        if p < 0 or (merged and led_from_parent(mf, amap, y)):
+            continue  # on the world: a constant M entry, no symbol; or added by the sweep
         h = 0.5 * amap[y + 2]
         e0, e1, e2 = amap[y + 3], amap[y + 4], amap[y + 5]  # the axis in p's frame
         cr, mr = int(amap[y + 6]), amap[y + 7]
@@ -172,10 +208,19 @@ def composite_inertias(mf, ws):
 
 
 @kernel
-def sweep(mf, ws, Gamma, amap, a0):
+def sweep(mf, ws, Gamma, amap, a0, spin):
     """Lines 4-21 on IC and the columns in ws, into Gamma (zeroed by the caller), or into
     Gbar = A^T-reduced Gamma through the map (a0 >= 0): each entry Gamma_abc it computes is
     added, times m_a m_b m_c, to Gbar[col a, col b, col c] (:mod:`.coordinate_change`).
+
+    With ``spin`` (unmapped only), also the symbols of the folded rotors led by each row k
+    from k's parent (:func:`spin_axes`): those of such a rotor are, by :func:`spin_terms`'
+    rule with r's column k and multiplier in sigma_k, the six entries of step k's triple
+    (i, j, k) for each j != k and strict ancestor i of j: t = s_j . (s_i x sigma_k) is
+    added to line 13's value and subtracted from line 12's, and Gamma[k, i, j] is minus
+    line 13's, plus 2 t when j is a later row of i's joint.  As t = s_i . (sigma_k x s_j),
+    adding sigma_k x s_j to F2's and subtracting it from F1's angular part (line 9) adds
+    them all: a rotor costs a cross product per pair (j, k), and no entry is written twice.
 
     Step k writes the entries whose deepest index is k, each once, except for j = k, where
     lines 12-14 write some entries twice and the last write stands (the values written
@@ -194,6 +239,8 @@ def sweep(mf, ws, Gamma, amap, a0):
         )
         # line 6: D = -Btilde^T (module docstring), not formed
         ck, mk = coordinate(amap, a0, k)  # k's reduced column and multiplier (k, 1 unmapped)
+        spun = spin and ws[k, WS_A + 3] != 0.0
+        sx, sy, sz = ws[k, WS_A], ws[k, WS_A + 1], ws[k, WS_A + 2]
         j = k
         while j >= 0:  # line 8
             cj, mj = coordinate(amap, a0, j)
@@ -223,6 +270,12 @@ def sweep(mf, ws, Gamma, amap, a0):
                 Gamma[cj, cj, ck] += w
                 Gamma[cj, ck, cj] += w
                 Gamma[ck, cj, cj] -= w
+            spin_j = spun and j != k
+            if spin_j:  # t = s_j . (s_i x sigma_k) = s_i . c, c = sigma_k x s_j (docstring)
+                c0, c1, c2 = cross(sx, sy, sz, jw0, jw1, jw2)
+                f10, f11, f12 = f10 - c0, f11 - c1, f12 - c2
+                f20, f21, f22 = f20 + c0, f21 + c1, f22 + c2
+            late = spin_j and mf[j, MF_TYPE] >= FREE  # i may be an earlier row of j's joint
             i = int(mf[j, MF_PARENT])
             while i >= 0:  # lines 11-17, i a strict ancestor of j
                 g1 = dot6(ws, i, WS_S, f10, f11, f12, f13, f14, f15)
@@ -230,11 +283,14 @@ def sweep(mf, ws, Gamma, amap, a0):
                 ci, mi = coordinate(amap, a0, i)
                 w = mi * mjk
                 if not mapped:
+                    g3 = -g2  # line 14: Phi_i . F3 = -Phi_i . F2
+                    if late and j < joint_end(mf, i):
+                        g3 += 2.0 * dot3(ws, i, WS_S, c0, c1, c2)
                     Gamma[i, j, k] = g1  # line 12
                     Gamma[i, k, j] = g1
                     Gamma[j, i, k] = g2  # line 13
                     Gamma[j, k, i] = g2
-                    Gamma[k, i, j] = -g2  # line 14: Phi_i . F3 = -Phi_i . F2
+                    Gamma[k, i, j] = g3  # line 14
                     Gamma[k, j, i] = -g2
                 elif j == k:  # the six writes are three entries; line 14's stand
                     Gamma[ci, ck, ck] += w * g1
