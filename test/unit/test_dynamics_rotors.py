@@ -25,6 +25,7 @@ from coriolis_ros.dynamics import Dynamics, MomentumObserver, URDFError
 from coriolis_ros.robots import robot_path, robot_urdf
 from support.rotors import Reduced, check_by_differences, compare, strip_couplings
 from support.rotors import coupled_joints_from_xml, with_rotor_links
+from support.random_trees import random_tree
 
 TOL = 1e-10
 
@@ -471,6 +472,55 @@ def test_quadruped_with_balanced_rotors_folded_matches_the_reduced_spanning_tree
     dyn = Dynamics.from_urdf(text, root_joint=root_joint, rotors=BALANCED)
     assert len(folded_names(dyn)) == 12
     compare_quadruped(dyn, BALANCED, root_joint, 21, 2, f"quadruped {root_joint} folded")
+
+
+def balanced_rotors(text: str, rng) -> dict:
+    """A balanced datasheet rotor on every revolute or continuous joint of ``text``: moment c
+    about the joint's axis e and a about any axis across it, I = a 1 + (c - a) e e^T in the
+    joint's frame (products of inertia wherever e is not a coordinate axis), centre on the
+    axis, random ratio of either sign."""
+    rotors = {}
+    for joint in ET.fromstring(text).findall("joint"):
+        if joint.get("type") not in ("revolute", "continuous"):
+            continue
+        axis = joint.find("axis")
+        e = np.array([float(x) for x in (axis.get("xyz") if axis is not None else "1 0 0").split()])
+        e /= np.linalg.norm(e)
+        c = rng.uniform(5e-5, 2e-4)
+        a = c * rng.uniform(0.5, 0.9)  # a disc's c = 2a, a long cylinder's c < a: c/2 < a
+        inertia = a * np.eye(3) + (c - a) * np.outer(e, e)
+        rotors[joint.get("name")] = {
+            "gear_ratio": float(rng.choice([-1.0, 1.0]) * rng.uniform(5.0, 120.0)),
+            "inertia": [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1],
+                        inertia[0, 2], inertia[1, 2]],
+            "mass": float(rng.uniform(0.02, 0.3)),
+        }  # fmt: skip
+    return rotors
+
+
+@pytest.mark.parametrize(
+    "topology, root_joint, seed",
+    [("binary_tree", "fixed", 1), ("biped", "floating", 2), ("quadruped", "planar", 3),
+     ("serial_chain", "floating", 4)],
+)  # fmt: skip
+def test_random_trees_with_balanced_rotors_everywhere_match_the_reduced_spanning_tree(
+    topology, root_joint, seed
+):
+    """Every rotor folded and hanging from its leader's parent: the spin's symbols are added
+    inside Algorithm 2's sweep, on branching trees and below free-flyer and planar roots
+    (whose rows are multi-DoF joints' later rows), against Pinocchio on the spanning tree."""
+    rng = np.random.default_rng(seed)
+    text = random_tree(topology, 12, seed=seed)
+    rotors = balanced_rotors(text, rng)
+    assert len(rotors) >= 4
+    dyn = Dynamics.from_urdf(text, root_joint=root_joint, rotors=rotors)
+    assert len(folded_names(dyn)) == len(rotors)
+    tree_text, followers = with_rotor_links(text, rotors)
+    ref = Reduced(tree_text, followers, dyn.joint_names, root_joint)
+    for s in range(2):
+        qbar = random_configuration(dyn, rng, unit=True)
+        v, a = rng.normal(0, 2, dyn.nv), rng.normal(0, 3, dyn.nv)
+        compare(dyn, ref, qbar, v, a, f"{topology} {root_joint} {s}")
 
 
 def test_unbalanced_rotors_are_not_folded_and_a_mix_matches_the_spanning_tree():
