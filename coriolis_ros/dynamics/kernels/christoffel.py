@@ -106,7 +106,9 @@ def christoffel_through_map(mf, q, ws, Gbar, amap, a0, s0):
     amap[a0:] (:mod:`.coordinate_change`; a0 < 0: the identity): the sweep adds each entry
     it computes into its reduced place, so no full-size tensor is formed and only Gbar is
     zeroed.  mf is the compact tree (:mod:`..rotor_fold`), q the full tree's (checked by the
-    caller); :func:`spin_terms` adds the spin of the folded rotors in the table at amap[s0:]."""
+    caller).  The spin of the folded rotors in the table at amap[s0:] is added by
+    :func:`sweep` for those it can take (the direct tree, a rotor hanging from its leader's
+    parent: :func:`spin_axes`) and by :func:`spin_terms` for the rest."""
     forward_positions(mf, q, ws)  # lines 1-3: IC_i = I_i
     composite_inertias(mf, ws)
     nb = Gbar.shape[0]
@@ -118,7 +120,7 @@ def christoffel_through_map(mf, q, ws, Gbar, amap, a0, s0):
     sweep(mf, ws, Gbar, amap, a0, merged)
     if has_multi_dof(mf):
         multi_dof_terms(mf, ws, Gbar, amap, a0)
-    spin_terms(mf, ws, Gbar, amap, a0, s0, a0 < 0)
+    spin_terms(mf, ws, Gbar, amap, a0, s0, merged)
     return 0
 
 
@@ -134,7 +136,8 @@ def led_from_parent(mf, amap, y):
 def spin_axes(mf, ws, amap, s0):
     """On the direct compact tree (each row its own column, multiplier 1): each row k's spin
     vector sigma_k = sum of 1/2 J N a over the folded rotors led by k that hang from k's
-    parent p (a: the world spin axis, N the rotor's multiplier) into ws[k, WS_A : WS_A + 3],
+    parent p, not the world (a: the world spin axis, N the rotor's multiplier) into
+    ws[k, WS_A : WS_A + 3],
     ws[k, WS_A + 3] = 1 if there is one; returns whether any row has one."""
     for k in range(mf.shape[0]):
         for c in range(4):
@@ -220,7 +223,8 @@ def sweep(mf, ws, Gamma, amap, a0, spin):
     added to line 13's value and subtracted from line 12's, and Gamma[k, i, j] is minus
     line 13's, plus 2 t when j is a later row of i's joint.  As t = s_i . (sigma_k x s_j),
     adding sigma_k x s_j to F2's and subtracting it from F1's angular part (line 9) adds
-    them all: a rotor costs a cross product per pair (j, k), and no entry is written twice.
+    them all: the rotors led by row k cost one cross product per row j on k's path (plus a
+    dot product per i for later rows of a multi-DoF joint), and no entry is written twice.
 
     Step k writes the entries whose deepest index is k, each once, except for j = k, where
     lines 12-14 write some entries twice and the last write stands (the values written
