@@ -531,6 +531,13 @@ def proc_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def machine_steal_s() -> float:
+    """CPU seconds the hypervisor gave to others while our vCPUs wanted to run (the steal
+    column of /proc/stat), all cores, since boot; 0 on bare metal."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return int(fields[8]) / CLK_TCK if len(fields) > 8 else 0.0
+
+
 def machine_busy_s() -> float:
     """CPU seconds spent busy (not idle, not iowait) by all cores since boot."""
     user, nice, system, _idle, _iowait, irq, softirq = (
@@ -786,6 +793,7 @@ class Run:
             load_before = os.getloadavg()
             rss_before = proc_rss_kb(node.pid)[0]
             cpu0, wall0 = proc_cpu_s(node.pid), time.monotonic()
+            steal0 = machine_steal_s()
             helper_cpu0 = {c.name: proc_cpu_s(c.pid) for c in (pub, sub)}
             sent_path = self.workdir / f"sent_{self.key}.json"
             profiler = self._start_profiler(node.pid) if args.profile else None
@@ -794,6 +802,7 @@ class Run:
             if profiler is not None:
                 self.result["profile"] = self._finish_profiler(*profiler)
             cpu1, wall1 = proc_cpu_s(node.pid), time.monotonic()
+            steal1 = machine_steal_s()
             helper_cpu1 = {c.name: proc_cpu_s(c.pid) for c in (pub, sub)}
             rss_after, hwm = proc_rss_kb(node.pid)
             load_after = os.getloadavg()
@@ -818,6 +827,8 @@ class Run:
             "counters": delta, "counters_total": final,
             "cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0), "cpu_s": cpu1 - cpu0,
             "wall_s": wall1 - wall0,
+            # the peer measured during the window: vCPU time the hypervisor withheld
+            "steal_pct": 100.0 * (steal1 - steal0) / (wall1 - wall0),
             "helper_cpu_pct": {k: 100.0 * (helper_cpu1[k] - helper_cpu0[k]) / (wall1 - wall0)
                                for k in helper_cpu0},
             "rss_first_kb": rss_first, "rss_before_kb": rss_before,
@@ -1170,6 +1181,7 @@ def report(results: list, args, meta: list, bl) -> str:
             f"{ld['helper_cpu_pct']['publisher']:.0f} / {ld['helper_cpu_pct']['subscriber']:.0f}",
             _fmt(100 * r["busy_before"] * (os.cpu_count() or 1), 0) if "busy_before" in r else "-",
             " ".join(f"{x:.2f}" for x in ld["load_before"]),
+            _fmt(ld["steal_pct"], 1) if "steal_pct" in ld else "-",
         ])
     if rows:
         out += [bl.heading("Node resources over the measured window", md), ""]
@@ -1178,7 +1190,8 @@ def report(results: list, args, meta: list, bl) -> str:
                              "RSS MB max (0.25 s samples)", "VmHWM MB",
                              "publisher / subscriber CPU %",
                              "machine CPU % before (3 s)",
-                             "load avg before"], rows, md))
+                             "load avg before",
+                             "steal % in the window (1 core = 100)"], rows, md))
         out.append("")
 
     # Profile
