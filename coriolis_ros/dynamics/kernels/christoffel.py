@@ -59,13 +59,12 @@ along Phi_k still hold, and for single-DoF joints Delta is zero.
 
 from ..model import FREE, MF_PARENT, MF_SUB, MF_TYPE
 from ..rotor_fold import SPIN_WIDTH
-from .coriolis_matrix import coordinate
+from .coriolis_matrix import coordinate, spin_axis
 from .kinematics import SIZE_OUT, check_position, forward_positions
 from .spatial import (
     WS_STREAM,
     WS_A,
     WS_IC,
-    WS_R,
     WS_S,
     WS_U,
     WS_V,
@@ -136,9 +135,9 @@ def led_from_parent(mf, amap, y):
 def spin_axes(mf, ws, amap, s0):
     """On the direct compact tree (each row its own column, multiplier 1): each row k's spin
     vector sigma_k = sum of 1/2 J N a over the folded rotors led by k that hang from k's
-    parent p, not the world (a: the world spin axis, N the rotor's multiplier) into
-    ws[k, WS_A : WS_A + 3],
-    ws[k, WS_A + 3] = 1 if there is one; returns whether any row has one."""
+    parent p, not the world (a: the world spin axis, N the rotor's multiplier), into
+    ws[k, WS_A : WS_A + 3], and ws[k, WS_A + 3] = 1 if there is one; returns whether any
+    row has one."""
     for k in range(mf.shape[0]):
         for c in range(4):
             ws[k, WS_A + c] = 0.0
@@ -147,12 +146,12 @@ def spin_axes(mf, ws, amap, s0):
         y = s0 + 1 + SPIN_WIDTH * t
         if not led_from_parent(mf, amap, y):
             continue
-        p, k = int(amap[y]), int(amap[y + 1])
+        k = int(amap[y + 1])
         h = 0.5 * amap[y + 2] * amap[y + 7]
-        e0, e1, e2 = amap[y + 3], amap[y + 4], amap[y + 5]  # the axis in p's frame
-        ws[k, WS_A] += h * (ws[p, WS_R] * e0 + ws[p, WS_R + 1] * e1 + ws[p, WS_R + 2] * e2)
-        ws[k, WS_A + 1] += h * (ws[p, WS_R + 3] * e0 + ws[p, WS_R + 4] * e1 + ws[p, WS_R + 5] * e2)
-        ws[k, WS_A + 2] += h * (ws[p, WS_R + 6] * e0 + ws[p, WS_R + 7] * e1 + ws[p, WS_R + 8] * e2)
+        ax, ay, az = spin_axis(ws, amap, y)
+        ws[k, WS_A] += h * ax
+        ws[k, WS_A + 1] += h * ay
+        ws[k, WS_A + 2] += h * az
         ws[k, WS_A + 3] = 1.0
         found = True
     return found
@@ -174,11 +173,8 @@ def spin_terms(mf, ws, Gbar, amap, a0, s0, merged):
         if p < 0 or (merged and led_from_parent(mf, amap, y)):
             continue  # on the world: a constant M entry, no symbol; or added by the sweep
         h = 0.5 * amap[y + 2]
-        e0, e1, e2 = amap[y + 3], amap[y + 4], amap[y + 5]  # the axis in p's frame
         cr, mr = int(amap[y + 6]), amap[y + 7]
-        ax = ws[p, WS_R] * e0 + ws[p, WS_R + 1] * e1 + ws[p, WS_R + 2] * e2
-        ay = ws[p, WS_R + 3] * e0 + ws[p, WS_R + 4] * e1 + ws[p, WS_R + 5] * e2
-        az = ws[p, WS_R + 6] * e0 + ws[p, WS_R + 7] * e1 + ws[p, WS_R + 8] * e2
+        ax, ay, az = spin_axis(ws, amap, y)
         m = p
         while m >= 0:
             u0, u1, u2 = cross(ws[m, WS_S], ws[m, WS_S + 1], ws[m, WS_S + 2], ax, ay, az)
@@ -244,7 +240,8 @@ def sweep(mf, ws, Gamma, amap, a0, spin):
         # line 6: D = -Btilde^T (module docstring), not formed
         ck, mk = coordinate(amap, a0, k)  # k's reduced column and multiplier (k, 1 unmapped)
         spun = spin and ws[k, WS_A + 3] != 0.0
-        sx, sy, sz = ws[k, WS_A], ws[k, WS_A + 1], ws[k, WS_A + 2]
+        if spun:
+            sx, sy, sz = ws[k, WS_A], ws[k, WS_A + 1], ws[k, WS_A + 2]
         j = k
         while j >= 0:  # line 8
             cj, mj = coordinate(amap, a0, j)

@@ -275,6 +275,19 @@ def sweep(mf, q, qd, ws, M, Mdot, C, amap, a0, zero, s0):
 
 
 @body_step
+def spin_axis(ws, amap, x):
+    """The spin axis of the folded rotor on spin line x in world coordinates: its axis in its
+    parent's frame (amap[x + 3 : x + 6]) turned by the parent's rotation, or as it is when the
+    parent is the world."""
+    b, e0, e1, e2 = int(amap[x]), amap[x + 3], amap[x + 4], amap[x + 5]
+    if b < 0:
+        return e0, e1, e2
+    return (ws[b, WS_R] * e0 + ws[b, WS_R + 1] * e1 + ws[b, WS_R + 2] * e2,
+            ws[b, WS_R + 3] * e0 + ws[b, WS_R + 4] * e1 + ws[b, WS_R + 5] * e2,
+            ws[b, WS_R + 6] * e0 + ws[b, WS_R + 7] * e1 + ws[b, WS_R + 8] * e2)  # fmt: skip
+
+
+@body_step
 def spin_clusters(mf, qd, ws, M, amap, s0):
     """Each folded rotor of the spin table at amap[s0:] (:mod:`..rotor_fold`; parent p,
     leader k, moment J, axis e in p's frame, column c, multiplier m): k's cluster sums +=
@@ -285,14 +298,10 @@ def spin_clusters(mf, qd, ws, M, amap, s0):
     for t in range(int(amap[s0])):
         x = s0 + 1 + SPIN_WIDTH * t
         b, k, spin = int(amap[x]), int(amap[x + 1]), amap[x + 2]
-        e0, e1, e2 = amap[x + 3], amap[x + 4], amap[x + 5]
         m = amap[x + 7]  # (its column, amap[x + 6], is for M's diagonal: after the sweep)
+        a0, a1, a2 = spin_axis(ws, amap, x)
         wx, wy, wz = 0.0, 0.0, 0.0
-        a0, a1, a2 = e0, e1, e2
         if b >= 0:
-            a0 = ws[b, WS_R] * e0 + ws[b, WS_R + 1] * e1 + ws[b, WS_R + 2] * e2
-            a1 = ws[b, WS_R + 3] * e0 + ws[b, WS_R + 4] * e1 + ws[b, WS_R + 5] * e2
-            a2 = ws[b, WS_R + 6] * e0 + ws[b, WS_R + 7] * e1 + ws[b, WS_R + 8] * e2
             wx, wy, wz = ws[b, WS_V], ws[b, WS_V + 1], ws[b, WS_V + 2]
         h = 0.5 * spin
         g0, g1, g2 = cross(wx, wy, wz, a0, a1, a2)
